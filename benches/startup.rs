@@ -1,0 +1,128 @@
+//! Start-to-ready time of an embedded server: from `Server::builder()` to the first
+//! ConnectResponse a raw client receives, median of many starts. With `--real-zk` it also times
+//! Debian's ZooKeeper 3.8 from process start to its first ConnectResponse, and prints the ratio.
+//!
+//! Run: `cargo bench --bench startup` (add `-- --real-zk` where ZooKeeper is installed).
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use shepherd::protocol::{Codec, ConnectRequest, ConnectResponse, decode_from, encode_frame};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const STARTS: usize = 200;
+
+/// Opens a session on `addr` and returns once the ConnectResponse has arrived.
+async fn first_session(addr: &str) -> std::io::Result<()> {
+    let mut stream = TcpStream::connect(addr).await?;
+    let request = ConnectRequest {
+        timeout: 30_000,
+        passwd: Some(vec![0; 16]),
+        read_only: Some(false),
+        ..Default::default()
+    };
+    stream
+        .write_all(&encode_frame(|b| request.encode(b)))
+        .await?;
+    let mut len = [0u8; 4];
+    stream.read_exact(&mut len).await?;
+    let mut payload = vec![0u8; u32::from_be_bytes(len) as usize];
+    stream.read_exact(&mut payload).await?;
+    decode_from::<ConnectResponse>(&payload)
+        .map(|_| ())
+        .map_err(|e| std::io::Error::other(e.to_string()))
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+async fn shepherd_start_to_ready() -> Duration {
+    let mut samples = Vec::with_capacity(STARTS);
+    for _ in 0..STARTS {
+        let started = Instant::now();
+        let server = shepherd::Server::builder().start().await.expect("start");
+        first_session(&server.connect_string())
+            .await
+            .expect("session");
+        samples.push(started.elapsed());
+        server.shutdown().await;
+    }
+    median(samples)
+}
+
+/// Starts Debian's ZooKeeper on a free port and waits for its first session.
+async fn real_zk_start_to_ready(runs: usize) -> Option<Duration> {
+    let jar = "/usr/share/java/zookeeper.jar";
+    if !std::path::Path::new(jar).exists() {
+        eprintln!("real ZooKeeper not installed ({jar}); skipping the comparison");
+        return None;
+    }
+    let mut samples = Vec::new();
+    for _ in 0..runs {
+        let dir = std::env::temp_dir().join(format!("shepherd-bench-zk-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("data")).ok()?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .ok()?
+            .local_addr()
+            .ok()?
+            .port();
+        std::fs::write(
+            dir.join("zoo.cfg"),
+            format!(
+                "tickTime=2000\ndataDir={}\nclientPort={port}\nclientPortAddress=127.0.0.1\n\
+                 admin.enableServer=false\n",
+                dir.join("data").display()
+            ),
+        )
+        .ok()?;
+        std::fs::write(dir.join("log4j.properties"), "log4j.rootLogger=ERROR\n").ok()?;
+        let classpath = format!(
+            "{}:{jar}:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar",
+            dir.display()
+        );
+        let started = Instant::now();
+        let mut child = Command::new("java")
+            .args(["-cp", &classpath])
+            .arg("org.apache.zookeeper.server.ZooKeeperServerMain")
+            .arg(dir.join("zoo.cfg"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let addr = format!("127.0.0.1:{port}");
+        let deadline = started + Duration::from_secs(60);
+        let mut ready = None;
+        while Instant::now() < deadline {
+            if first_session(&addr).await.is_ok() {
+                ready = Some(started.elapsed());
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = std::fs::remove_dir_all(&dir);
+        samples.push(ready?);
+    }
+    Some(median(samples))
+}
+
+#[tokio::main]
+async fn main() {
+    let with_real = std::env::args().any(|a| a == "--real-zk");
+    let shepherd = shepherd_start_to_ready().await;
+    println!("shepherd embedded: start-to-ready median {shepherd:?} over {STARTS} starts");
+    if with_real {
+        if let Some(real) = real_zk_start_to_ready(5).await {
+            println!("zookeeper 3.8 (JVM): start-to-ready median {real:?} over 5 starts");
+            println!(
+                "ratio zookeeper/shepherd: {:.0}x",
+                real.as_secs_f64() / shepherd.as_secs_f64()
+            );
+        }
+    }
+}

@@ -1,0 +1,256 @@
+//! What a client is configured with: the parsed connect string and the builder's options.
+//!
+//! Invariants: a [`Config`] always has at least one host, already shuffled; its timeouts are
+//! non-zero; its chroot is valid. Everything here is plain data, fixed once the client exists
+//! (credentials added later with `add_auth` live in the connection task, not here).
+
+use std::time::Duration;
+
+use shepherd_protocol::DEFAULT_MAX_BUFFER;
+
+use crate::chroot::Chroot;
+use crate::error::Error;
+
+/// The session timeout requested when none is given (the server clamps it, §2.4).
+pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(30);
+/// The per-host limit on TCP connect plus handshake when none is given.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Everything the connection task needs to know, fixed at build time.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    /// `host:port` strings, in the (shuffled) order they are tried.
+    pub(crate) hosts: Vec<String>,
+    pub(crate) chroot: Chroot,
+    pub(crate) session_timeout: Duration,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) read_only: bool,
+    /// Credentials sent after every handshake, before anything else.
+    pub(crate) auths: Vec<(String, Vec<u8>)>,
+    /// A session to resume: id and password.
+    pub(crate) session: Option<(i64, Vec<u8>)>,
+    /// The largest reply payload accepted.
+    pub(crate) max_frame: usize,
+}
+
+/// Splits `host:port,host:port/chroot` into hosts and an optional chroot.
+///
+/// A host without a port gets 2181; IPv6 addresses go in brackets (`[::1]:2181`).
+pub(crate) fn parse_connect_string(s: &str) -> Result<(Vec<String>, Option<&str>), Error> {
+    let (hosts, chroot) = match s.find('/') {
+        Some(i) => (&s[..i], Some(&s[i..])),
+        None => (s, None),
+    };
+    let mut out = Vec::new();
+    for host in hosts.split(',').map(str::trim).filter(|h| !h.is_empty()) {
+        let has_port = match host.rfind(']') {
+            Some(close) => host[close..].contains(':'),
+            None => host.contains(':'),
+        };
+        out.push(if has_port {
+            host.to_owned()
+        } else {
+            format!("{host}:2181")
+        });
+    }
+    if out.is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "connect string {s:?} names no host"
+        )));
+    }
+    Ok((out, chroot))
+}
+
+/// A tiny xorshift64 generator: enough to spread clients over hosts, no crate needed.
+pub(crate) struct XorShift(u64);
+
+impl XorShift {
+    /// Seeded from the clock and a stack address, so two clients started together differ.
+    pub(crate) fn from_entropy() -> XorShift {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let marker = 0u8;
+        let addr = std::ptr::addr_of!(marker) as usize as u64;
+        XorShift((nanos ^ addr.rotate_left(32)) | 1)
+    }
+
+    pub(crate) fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    /// Fisher–Yates.
+    pub(crate) fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = (self.next() % (i as u64 + 1)) as usize;
+            items.swap(i, j);
+        }
+    }
+}
+
+/// Builds a [`crate::Client`] with options beyond the connect string.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), shepherd_client::Error> {
+/// use std::time::Duration;
+/// let client = shepherd_client::Client::builder()
+///     .session_timeout(Duration::from_secs(10))
+///     .digest("alice:secret")
+///     .connect("127.0.0.1:2181,127.0.0.1:2182/app")
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct ClientBuilder {
+    session_timeout: Duration,
+    connect_timeout: Duration,
+    auths: Vec<(String, Vec<u8>)>,
+    chroot: Option<String>,
+    read_only: bool,
+    session: Option<(i64, Vec<u8>)>,
+    max_frame: usize,
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        ClientBuilder {
+            session_timeout: DEFAULT_SESSION_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            auths: Vec::new(),
+            chroot: None,
+            read_only: false,
+            session: None,
+            // Replies may exceed jute.maxbuffer by their headers (§1.3); leave room.
+            max_frame: DEFAULT_MAX_BUFFER + 4096,
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// The session timeout to request; the server clamps it (by default to 2 to 20 ticks).
+    pub fn session_timeout(mut self, timeout: Duration) -> Self {
+        self.session_timeout = timeout;
+        self
+    }
+
+    /// The limit on one attempt to reach one host: TCP connect plus the handshake reply.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Adds a `digest` credential (`user:password`), sent after every handshake.
+    pub fn digest(self, user_password: &str) -> Self {
+        self.auth("digest", user_password.as_bytes())
+    }
+
+    /// Adds a credential of any scheme, sent after every handshake. A scheme the server does
+    /// not know makes the session [`crate::SessionState::AuthFailed`].
+    pub fn auth(mut self, scheme: &str, auth: &[u8]) -> Self {
+        self.auths.push((scheme.to_owned(), auth.to_vec()));
+        self
+    }
+
+    /// A chroot (`/app`). A connect string may carry one too; if both do, they must agree.
+    pub fn chroot(mut self, chroot: &str) -> Self {
+        self.chroot = Some(chroot.to_owned());
+        self
+    }
+
+    /// Whether a read-only server may be used (the `readOnly` handshake flag). Read-only mode
+    /// is otherwise unsupported: no probing for a read-write server follows.
+    pub fn read_only(mut self, allowed: bool) -> Self {
+        self.read_only = allowed;
+        self
+    }
+
+    /// Resumes an existing session instead of creating one.
+    pub fn session(mut self, session_id: i64, password: &[u8]) -> Self {
+        self.session = Some((session_id, password.to_vec()));
+        self
+    }
+
+    /// The largest reply payload accepted, in bytes (default: `jute.maxbuffer` plus 4 KiB).
+    pub fn max_frame(mut self, bytes: usize) -> Self {
+        self.max_frame = bytes;
+        self
+    }
+
+    /// Connects to the first host, in shuffled order, that completes a handshake.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a bad connect string or option; the last attempt's
+    /// [`Error::Io`] or [`Error::Protocol`] when every host failed once;
+    /// [`Error::SessionExpired`] when resuming a session the server no longer knows.
+    ///
+    /// # Cancellation
+    /// Dropping the future abandons the attempt; no session is left behind except one the
+    /// server created and will expire.
+    pub async fn connect(self, connect_string: &str) -> Result<crate::Client, Error> {
+        let config = self.into_config(connect_string)?;
+        crate::Client::start(config).await
+    }
+
+    fn into_config(self, connect_string: &str) -> Result<Config, Error> {
+        let (mut hosts, chroot) = parse_connect_string(connect_string)?;
+        let chroot = match (chroot, self.chroot.as_deref()) {
+            (Some(a), Some(b)) if Chroot::new(Some(a))? != Chroot::new(Some(b))? => {
+                return Err(Error::InvalidArgument(format!(
+                    "chroot {a:?} in the connect string differs from {b:?}"
+                )));
+            }
+            (a, b) => Chroot::new(a.or(b))?,
+        };
+        if self.session_timeout.is_zero() || self.connect_timeout.is_zero() {
+            return Err(Error::InvalidArgument("zero timeout".into()));
+        }
+        XorShift::from_entropy().shuffle(&mut hosts);
+        Ok(Config {
+            hosts,
+            chroot,
+            session_timeout: self.session_timeout,
+            connect_timeout: self.connect_timeout,
+            read_only: self.read_only,
+            auths: self.auths,
+            session: self.session,
+            max_frame: self.max_frame,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connect_strings() {
+        let (hosts, chroot) = parse_connect_string("a:1,b,[::1]:3,[::2]/app/x").unwrap();
+        assert_eq!(hosts, ["a:1", "b:2181", "[::1]:3", "[::2]:2181"]);
+        assert_eq!(chroot, Some("/app/x"));
+        assert!(parse_connect_string("/app").is_err());
+        let (_, none) = parse_connect_string("h:1").unwrap();
+        assert_eq!(none, None);
+    }
+
+    #[test]
+    fn shuffle_is_a_permutation() {
+        let mut v: Vec<u32> = (0..50).collect();
+        XorShift::from_entropy().shuffle(&mut v);
+        let mut sorted = v.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..50).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn chroot_conflicts_are_rejected() {
+        let b = ClientBuilder::default().chroot("/a");
+        assert!(b.clone().into_config("h:1/b").is_err());
+        let c = b.into_config("h:1/a").unwrap();
+        assert_eq!(c.chroot.as_str(), Some("/a"));
+    }
+}

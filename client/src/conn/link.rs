@@ -1,0 +1,168 @@
+//! One TCP connection to one server: the handshake, the writer task, and the queues of
+//! requests awaiting replies on that connection.
+//!
+//! Invariants: a [`Link`] exists only after a ConnectResponse was read; every frame sent with a
+//! non-auth, non-ping xid has a [`Pending`] entry pushed in send order, so replies can be
+//! checked against the front of the queue (strict FIFO, as Java); auth replies have their own
+//! FIFO because the Java server answers them on receipt, ahead of earlier requests. Dropping a
+//! link aborts its writer, which closes the socket.
+
+use std::collections::VecDeque;
+use std::io;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use shepherd_protocol::{
+    Codec, ConnectRequest, ConnectResponse, Frame, FrameCodec, OpCode, Request, Response,
+    decode_from, encode_request,
+};
+use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::codec::{FramedRead, FramedWrite};
+
+use crate::error::Error;
+use crate::watch::WatchReg;
+
+/// Who waits for a reply.
+#[derive(Debug)]
+pub(crate) enum PendingKind {
+    /// A caller, possibly with a watch to register when the reply is in.
+    User {
+        /// The server path, for the watch.
+        path: String,
+        watch: Option<WatchReg>,
+        reply: oneshot::Sender<Result<Response, Error>>,
+    },
+    /// setWatches and removeWatches sent by the client itself.
+    Internal,
+    /// closeSession: its reply ends the session.
+    Close,
+}
+
+/// A request sent on this link whose reply has not arrived.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    pub(crate) xid: i32,
+    pub(crate) op: OpCode,
+    pub(crate) kind: PendingKind,
+}
+
+/// An established connection.
+#[derive(Debug)]
+pub(crate) struct Link {
+    pub(crate) host: String,
+    pub(crate) reader: FramedRead<OwnedReadHalf, FrameCodec>,
+    pub(crate) writer: JoinHandle<io::Result<()>>,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    pub(crate) pending: VecDeque<Pending>,
+    /// Callers of add_auth, or `None` for credentials re-sent after a handshake.
+    pub(crate) auth_pending: VecDeque<Option<oneshot::Sender<Result<(), Error>>>>,
+    pub(crate) last_send: Instant,
+    pub(crate) last_recv: Instant,
+    /// Whether closeSession was sent.
+    pub(crate) closing: bool,
+}
+
+impl Link {
+    /// Queues one request frame for the writer. A dead writer shows up as its task ending.
+    pub(crate) fn send(&mut self, xid: i32, request: &Request) {
+        let mut payload = Vec::with_capacity(64);
+        encode_request(xid, request, &mut payload);
+        let _ = self.out.send(payload);
+        self.last_send = Instant::now();
+    }
+
+    /// Sends a request whose reply goes through the FIFO.
+    pub(crate) fn send_pending(&mut self, xid: i32, request: &Request, kind: PendingKind) {
+        self.send(xid, request);
+        self.pending.push_back(Pending {
+            xid,
+            op: request.op_code(),
+            kind,
+        });
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        self.writer.abort();
+    }
+}
+
+/// Connects to `host`, sends the ConnectRequest and reads the ConnectResponse, all within
+/// `timeout`.
+pub(crate) async fn handshake(
+    host: String,
+    request: ConnectRequest,
+    timeout: Duration,
+    max_frame: usize,
+) -> Result<(Link, ConnectResponse), Error> {
+    let attempt = async {
+        let stream = TcpStream::connect(host.as_str()).await?;
+        stream.set_nodelay(true)?;
+        let (read, write) = stream.into_split();
+        let mut reader = FramedRead::new(read, FrameCodec::client(max_frame));
+        let mut writer = FramedWrite::new(write, FrameCodec::client(max_frame));
+        writer.send(request.to_bytes()).await?;
+        let response = match reader.next().await {
+            Some(Ok(Frame::Payload(payload))) => decode_from::<ConnectResponse>(&payload)?,
+            Some(Ok(Frame::FourLetterWord(_))) => {
+                return Err(Error::Protocol("four-letter word from a server".into()));
+            }
+            Some(Err(e)) => return Err(e.into()),
+            None => {
+                return Err(Error::Io(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "server closed the connection during the handshake",
+                )));
+            }
+        };
+        if response.protocol_version != 0 {
+            return Err(Error::Protocol(format!(
+                "protocol version {}",
+                response.protocol_version
+            )));
+        }
+        Ok((reader, writer, response))
+    };
+    let (reader, writer, response) = tokio::time::timeout(timeout, attempt)
+        .await
+        .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "handshake timed out"))??;
+    let (out, rx) = mpsc::unbounded_channel();
+    let now = Instant::now();
+    let link = Link {
+        host,
+        reader,
+        writer: tokio::spawn(write_frames(writer, rx)),
+        out,
+        pending: VecDeque::new(),
+        auth_pending: VecDeque::new(),
+        last_send: now,
+        last_recv: now,
+        closing: false,
+    };
+    Ok((link, response))
+}
+
+/// The writer task: batches whatever is queued into one flush.
+async fn write_frames(
+    mut sink: FramedWrite<OwnedWriteHalf, FrameCodec>,
+    mut frames: mpsc::UnboundedReceiver<Vec<u8>>,
+) -> io::Result<()> {
+    while let Some(frame) = frames.recv().await {
+        sink.feed(frame).await?;
+        let mut batched = 1;
+        while batched < 256 {
+            match frames.try_recv() {
+                Ok(frame) => sink.feed(frame).await?,
+                Err(_) => break,
+            }
+            batched += 1;
+        }
+        SinkExt::<Vec<u8>>::flush(&mut sink).await?;
+    }
+    Ok(())
+}

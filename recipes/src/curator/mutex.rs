@@ -1,0 +1,131 @@
+//! [`Mutex`]: Curator's `InterProcessMutex`.
+//!
+//! Layout: `<path>/_c_<uuid>-lock-<seq>`, ephemeral sequential; `<path>` is made as a
+//! container (Curator's `creatingParentContainersIfNeeded`). The lowest sequence holds the
+//! lock; each waiter watches only its predecessor. kazoo's `Lock` nodes (`__lock__`,
+//! `__rlock__`) in the same folder count as contenders, and kazoo sees ours with
+//! `extra_lock_patterns=["-lock-"]`, so the two exclude each other.
+//!
+//! Invariants: reentrant per `Mutex` value (see [`crate::curator`]); a timed-out or
+//! cancelled acquisition deletes its node (awaited on timeout, in the background on
+//! cancellation), as Curator's `deleteOurPath` does.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use shepherd_client::Client;
+
+use super::Reentrant;
+use crate::contend::{Contest, Wait, WaitStrategy};
+use crate::error::Result;
+use crate::guard::LockGuard;
+use crate::names::{Kind, uuid_v4};
+use crate::stats::LockStats;
+
+/// A reentrant exclusive lock compatible with Curator's `InterProcessMutex`.
+///
+/// ```no_run
+/// # async fn demo(client: shepherd_client::Client) -> shepherd_recipes::Result<()> {
+/// use std::time::Duration;
+/// use shepherd_recipes::Mutex;
+/// let mutex = Mutex::new(&client, "/locks/orders");
+/// let outer = mutex.acquire().await?;
+/// let inner = mutex.acquire().await?; // same owner: re-entered, same node
+/// assert_eq!(mutex.hold_count(), 2);
+/// drop(inner);
+/// outer.release().await?; // last hold: the node is deleted
+/// if let Some(guard) = mutex.acquire_timeout(Duration::from_secs(1)).await? {
+///     guard.release().await?;
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Mutex {
+    client: Client,
+    path: String,
+    stats: Arc<LockStats>,
+    owner: Reentrant,
+}
+
+impl Mutex {
+    /// A mutex on the folder `path`.
+    pub fn new(client: &Client, path: impl Into<String>) -> Mutex {
+        Mutex {
+            client: client.clone(),
+            path: path.into(),
+            stats: LockStats::new(),
+            owner: Reentrant::default(),
+        }
+    }
+
+    /// Counts into `stats` instead of the lock's own.
+    pub fn with_stats(mut self, stats: Arc<LockStats>) -> Mutex {
+        self.stats = stats;
+        self
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &Arc<LockStats> {
+        &self.stats
+    }
+
+    /// The lock folder.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Whether this owner holds the lock (Curator's `isOwnedByCurrentThread`).
+    pub fn is_held(&self) -> bool {
+        self.owner.current().is_some()
+    }
+
+    /// How many guards this owner holds on the lock (0 when not held).
+    pub fn hold_count(&self) -> usize {
+        self.owner.hold_count()
+    }
+
+    /// Takes the lock, waiting in line; re-enters at once if this owner holds it.
+    ///
+    /// # Errors
+    /// Client errors other than connection loss; [`crate::Error::LockLost`] if our node is
+    /// deleted by someone else while waiting; the session ending while waiting.
+    ///
+    /// # Cancellation
+    /// Safe: a node this call may have created is deleted in the background.
+    pub async fn acquire(&self) -> Result<LockGuard> {
+        let guard = self.acquire_wait(Wait::Forever).await?;
+        Ok(guard.expect("an unbounded wait ends only with the lock or an error"))
+    }
+
+    /// Takes the lock, waiting at most `timeout`; on timeout our node is deleted before
+    /// `Ok(None)` is returned. A zero timeout tries once.
+    ///
+    /// # Errors
+    /// As [`Mutex::acquire`].
+    ///
+    /// # Cancellation
+    /// As [`Mutex::acquire`].
+    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
+        let wait = if timeout.is_zero() {
+            Wait::No
+        } else {
+            Wait::timeout(timeout)
+        };
+        self.acquire_wait(wait).await
+    }
+
+    pub(crate) async fn acquire_wait(&self, wait: Wait) -> Result<Option<LockGuard>> {
+        self.owner
+            .acquire(wait, |wait| async move {
+                let contest = Contest {
+                    client: &self.client,
+                    dir: &self.path,
+                    stats: &self.stats,
+                    strategy: WaitStrategy::Predecessor,
+                };
+                let prefix = format!("_c_{}-lock-", uuid_v4());
+                contest.acquire(&prefix, Kind::Write, wait, None).await
+            })
+            .await
+    }
+}

@@ -1,0 +1,160 @@
+//! [`SemaphoreMutex`]: Curator's `InterProcessSemaphoreMutex`, an `InterProcessSemaphoreV2`
+//! with one lease.
+//!
+//! Layout: `<path>/locks/_c_<uuid>-lock-<seq>` (a [`Mutex`] that serializes lease takers)
+//! and `<path>/leases/_c_<uuid>-lease-<seq>` (one node per lease, ephemeral sequential); all
+//! three folders are containers. To take the lease: take the `locks` mutex, create a lease
+//! node, and while `leases` holds more than one child wait on a child watch of `leases`; then
+//! release the `locks` mutex. Only the one contender inside the mutex watches `leases`, so
+//! there is no herd.
+//!
+//! Invariants: not reentrant (a second acquisition by the same task waits for itself, as in
+//! Curator); the guard is the lease node, and may be released by any task it is moved to; a
+//! timed-out or cancelled acquisition deletes its lease node and releases the `locks` mutex.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use shepherd_client::{Client, Error as ZkError};
+use tokio::time::timeout_at;
+
+use super::Mutex;
+use crate::contend::{Cleanup, Wait};
+use crate::error::{Error, Result};
+use crate::guard::{LockGuard, LostReason};
+use crate::names::{base, join, uuid_v4};
+use crate::node::{Pending, create_sequential, wait_not_disconnected};
+use crate::stats::LockStats;
+
+/// A non-reentrant exclusive lock compatible with Curator's `InterProcessSemaphoreMutex`.
+///
+/// ```no_run
+/// # async fn demo(client: shepherd_client::Client) -> shepherd_recipes::Result<()> {
+/// use shepherd_recipes::SemaphoreMutex;
+/// let lock = SemaphoreMutex::new(&client, "/locks/batch");
+/// let guard = lock.acquire().await?;
+/// // Not tied to this task: another one may release it.
+/// tokio::spawn(async move { guard.release().await }).await.unwrap()?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct SemaphoreMutex {
+    client: Client,
+    path: String,
+    stats: Arc<LockStats>,
+}
+
+impl SemaphoreMutex {
+    /// A semaphore mutex on the folder `path`.
+    pub fn new(client: &Client, path: impl Into<String>) -> SemaphoreMutex {
+        SemaphoreMutex {
+            client: client.clone(),
+            path: path.into(),
+            stats: LockStats::new(),
+        }
+    }
+
+    /// Counts into `stats` instead of the lock's own (the inner `locks` mutex counts there
+    /// too).
+    pub fn with_stats(mut self, stats: Arc<LockStats>) -> SemaphoreMutex {
+        self.stats = stats;
+        self
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &Arc<LockStats> {
+        &self.stats
+    }
+
+    /// Takes the lease, waiting as long as it takes.
+    ///
+    /// # Errors
+    /// Client errors other than connection loss; [`Error::LockLost`] if our lease node is
+    /// deleted by someone else while waiting; the session ending while waiting.
+    ///
+    /// # Cancellation
+    /// Safe: the lease node is deleted and the inner mutex released in the background.
+    pub async fn acquire(&self) -> Result<LockGuard> {
+        let guard = self.acquire_wait(Wait::Forever).await?;
+        Ok(guard.expect("an unbounded wait ends only with the lock or an error"))
+    }
+
+    /// Takes the lease, waiting at most `timeout` (for the inner mutex and the lease
+    /// together); on timeout our nodes are deleted before `Ok(None)` is returned.
+    ///
+    /// # Errors
+    /// As [`SemaphoreMutex::acquire`].
+    ///
+    /// # Cancellation
+    /// As [`SemaphoreMutex::acquire`].
+    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
+        self.acquire_wait(Wait::timeout(timeout)).await
+    }
+
+    async fn acquire_wait(&self, wait: Wait) -> Result<Option<LockGuard>> {
+        // A fresh owner each time: the inner mutex must not be re-entered by a second taker.
+        let mutex =
+            Mutex::new(&self.client, join(&self.path, "locks")).with_stats(self.stats.clone());
+        let Some(inner) = mutex.acquire_wait(wait).await? else {
+            return Ok(None);
+        };
+        let lease = self.lease(wait).await;
+        let released = inner.release().await;
+        let lease = lease?;
+        released?;
+        Ok(lease)
+    }
+
+    /// Creates our lease node and waits until it is the only one.
+    async fn lease(&self, wait: Wait) -> Result<Option<LockGuard>> {
+        let (client, stats) = (&self.client, &self.stats);
+        let leases = join(&self.path, "leases");
+        let prefix = format!("_c_{}-lease-", uuid_v4());
+        let pending = Pending::Prefix {
+            dir: leases.clone(),
+            prefix: prefix.clone(),
+        };
+        let mut cleanup = Cleanup::new(client, pending);
+        let created = create_sequential(client, &leases, &prefix, b"").await?;
+        cleanup.created = Some(created.clone());
+        loop {
+            stats.bump(|s| s.get_children += 1);
+            let (children, watcher) = match client.get_children_w(&leases).await {
+                Ok((children, _, watcher)) => (children, watcher),
+                Err(ZkError::ConnectionLoss) => {
+                    wait_not_disconnected(client).await;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if !children.iter().any(|c| c == base(&created.path)) {
+                return Err(Error::LockLost(LostReason::NodeDeleted));
+            }
+            if children.len() <= 1 {
+                cleanup.disarm();
+                stats.bump(|s| s.acquired += 1);
+                return Ok(Some(LockGuard::new(client, created)));
+            }
+            let waiting = stats.waiting();
+            let fired = match wait {
+                Wait::Forever => watcher.await,
+                Wait::Until(at) => match timeout_at(at, watcher).await {
+                    Ok(fired) => fired,
+                    Err(_) => {
+                        cleanup.run_now().await?;
+                        return Ok(None);
+                    }
+                },
+                Wait::No => {
+                    cleanup.run_now().await?;
+                    return Ok(None);
+                }
+            };
+            // Leave the gauge before counting the wake-up: an observer that sees the new count
+            // then also sees this waiter out of line until it waits again.
+            drop(waiting);
+            fired?;
+            stats.bump(|s| s.wakeups += 1);
+        }
+    }
+}

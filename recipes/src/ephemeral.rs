@@ -1,0 +1,144 @@
+//! [`EphemeralLock`]: the exclusive lock on one fixed ephemeral node (seed 001).
+//!
+//! Layout: the lock *is* the node `<path>`, ephemeral, holding an owner id unique to each
+//! acquisition (`<session id hex>-<uuid>`); its parent is made as a container.
+//!
+//! Invariants: only a create that this acquisition sent can make us the holder; after a
+//! connection loss a `NodeExists` is resolved by reading the node back and comparing its data
+//! with our owner id. Waiters leave an exists watch on the node, so a release wakes all of
+//! them (the herd variant of the seed; [`crate::SequentialLock`] avoids it).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use shepherd_client::{Client, Error as ZkError};
+use tokio::time::timeout_at;
+
+use crate::contend::{Cleanup, Wait};
+use crate::error::Result;
+use crate::guard::LockGuard;
+use crate::names::uuid_v4;
+use crate::node::{Pending, create_fixed, wait_not_disconnected};
+use crate::stats::LockStats;
+
+/// An exclusive lock held by whoever created the ephemeral node `path`.
+///
+/// ```no_run
+/// # async fn demo(client: shepherd_client::Client) -> shepherd_recipes::Result<()> {
+/// use shepherd_recipes::EphemeralLock;
+/// let lock = EphemeralLock::new(&client, "/exclusive_lock/lock");
+/// if let Some(guard) = lock.try_lock().await? {
+///     // ... critical section, fenced by guard.fencing_token() ...
+///     guard.release().await?;
+/// }
+/// let guard = lock.lock().await?; // waits
+/// # drop(guard); Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct EphemeralLock {
+    client: Client,
+    path: String,
+    stats: Arc<LockStats>,
+}
+
+impl EphemeralLock {
+    /// A lock on the node `path` (its parent is created as needed).
+    pub fn new(client: &Client, path: impl Into<String>) -> EphemeralLock {
+        EphemeralLock {
+            client: client.clone(),
+            path: path.into(),
+            stats: LockStats::new(),
+        }
+    }
+
+    /// Counts into `stats` (shared with other locks, say) instead of the lock's own.
+    pub fn with_stats(mut self, stats: Arc<LockStats>) -> EphemeralLock {
+        self.stats = stats;
+        self
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &Arc<LockStats> {
+        &self.stats
+    }
+
+    /// Takes the lock if it is free, without waiting: `Ok(None)` if someone holds it.
+    ///
+    /// # Errors
+    /// Client errors other than connection loss (resolved as described on the module).
+    ///
+    /// # Cancellation
+    /// Safe: a node this call may have created is deleted in the background.
+    pub async fn try_lock(&self) -> Result<Option<LockGuard>> {
+        self.acquire(Wait::No).await
+    }
+
+    /// Takes the lock, waiting as long as it takes.
+    ///
+    /// # Errors
+    /// As [`EphemeralLock::try_lock`]; the session ending while waiting.
+    ///
+    /// # Cancellation
+    /// As [`EphemeralLock::try_lock`].
+    pub async fn lock(&self) -> Result<LockGuard> {
+        let guard = self.acquire(Wait::Forever).await?;
+        Ok(guard.expect("an unbounded wait ends only with the lock or an error"))
+    }
+
+    /// Takes the lock, waiting at most `timeout`: `Ok(None)` if it did not come in time.
+    ///
+    /// # Errors
+    /// As [`EphemeralLock::lock`].
+    ///
+    /// # Cancellation
+    /// As [`EphemeralLock::try_lock`].
+    pub async fn lock_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
+        self.acquire(Wait::timeout(timeout)).await
+    }
+
+    async fn acquire(&self, wait: Wait) -> Result<Option<LockGuard>> {
+        let data = format!("{:x}-{}", self.client.session_id(), uuid_v4()).into_bytes();
+        let pending = Pending::Data {
+            path: self.path.clone(),
+            data: data.clone(),
+        };
+        let cleanup = Cleanup::new(&self.client, pending);
+        loop {
+            if let Some(created) = create_fixed(&self.client, &self.path, &data).await? {
+                cleanup.disarm();
+                self.stats.bump(|s| s.acquired += 1);
+                return Ok(Some(LockGuard::new(&self.client, created)));
+            }
+            if wait == Wait::No {
+                cleanup.disarm(); // the node is someone else's; nothing of ours exists
+                return Ok(None);
+            }
+            self.stats.bump(|s| s.exists += 1);
+            let watcher = match self.client.exists_w(&self.path).await {
+                Ok((Some(_), w)) => w,
+                Ok((None, _)) => continue,
+                Err(ZkError::ConnectionLoss) => {
+                    wait_not_disconnected(&self.client).await;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let waiting = self.stats.waiting();
+            let fired = match wait {
+                Wait::Until(at) => match timeout_at(at, watcher).await {
+                    Ok(fired) => fired,
+                    Err(_) => {
+                        cleanup.disarm();
+                        return Ok(None);
+                    }
+                },
+                _ => watcher.await,
+            };
+            // Leave the gauge before counting the wake-up: an observer that sees the new count
+            // then also sees this waiter out of line until it waits again.
+            drop(waiting);
+            fired?;
+            self.stats.bump(|s| s.wakeups += 1);
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! [`WriteLock`]: ZooKeeper's own `WriteLock` recipe (seed 000, `zookeeper-recipes-lock`).
+//!
+//! Layout: `<dir>/x-<session id>-<nonce>-<seq>`; `<dir>` is made as a container (the Java
+//! recipe makes it persistent). Contenders sort by the sequence suffix only
+//! (ZOOKEEPER-2931), and each waits on an exists watch of the next lower node.
+//!
+//! One deliberate change: the Java recipe names nodes `x-<session id>-<seq>` and, after a
+//! connection loss, adopts *any* child with its session's prefix, so two `WriteLock`s of one
+//! session on one folder would both think they hold it. A random nonce per acquisition keeps
+//! the seed's session-scoped prefix (and its recovery by prefix) while keeping tasks that
+//! share a client apart. Java clients on the same folder still order us correctly.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use shepherd_client::Client;
+
+use crate::contend::{Contest, Wait, WaitStrategy};
+use crate::error::Result;
+use crate::guard::LockGuard;
+use crate::names::{Kind, uuid_v4};
+use crate::stats::LockStats;
+
+/// ZooKeeper's exclusive `WriteLock` on the folder `dir`.
+///
+/// ```no_run
+/// # async fn demo(client: shepherd_client::Client) -> shepherd_recipes::Result<()> {
+/// use shepherd_recipes::WriteLock;
+/// let lock = WriteLock::new(&client, "/lock_node");
+/// let guard = lock.lock().await?;
+/// println!("holding {} with token {}", guard.path(), guard.fencing_token());
+/// drop(guard); // released in the background
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct WriteLock {
+    client: Client,
+    dir: String,
+    stats: Arc<LockStats>,
+}
+
+impl WriteLock {
+    /// A lock on the folder `dir`.
+    pub fn new(client: &Client, dir: impl Into<String>) -> WriteLock {
+        WriteLock {
+            client: client.clone(),
+            dir: dir.into(),
+            stats: LockStats::new(),
+        }
+    }
+
+    /// Counts into `stats` instead of the lock's own.
+    pub fn with_stats(mut self, stats: Arc<LockStats>) -> WriteLock {
+        self.stats = stats;
+        self
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &Arc<LockStats> {
+        &self.stats
+    }
+
+    /// Takes the lock if our node is the lowest, else deletes it: `Ok(None)`.
+    ///
+    /// # Errors
+    /// Client errors other than connection loss; [`crate::Error::LockLost`] if our node is
+    /// deleted by someone else meanwhile.
+    ///
+    /// # Cancellation
+    /// Safe: a node this call may have created is deleted in the background.
+    pub async fn try_lock(&self) -> Result<Option<LockGuard>> {
+        self.acquire(Wait::No).await
+    }
+
+    /// Takes the lock, waiting in line.
+    ///
+    /// # Errors
+    /// As [`WriteLock::try_lock`]; the session ending while waiting.
+    ///
+    /// # Cancellation
+    /// As [`WriteLock::try_lock`].
+    pub async fn lock(&self) -> Result<LockGuard> {
+        let guard = self.acquire(Wait::Forever).await?;
+        Ok(guard.expect("an unbounded wait ends only with the lock or an error"))
+    }
+
+    /// Takes the lock, waiting at most `timeout`; on timeout our node is deleted before
+    /// `Ok(None)` is returned.
+    ///
+    /// # Errors
+    /// As [`WriteLock::lock`].
+    ///
+    /// # Cancellation
+    /// As [`WriteLock::try_lock`].
+    pub async fn lock_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
+        self.acquire(Wait::timeout(timeout)).await
+    }
+
+    async fn acquire(&self, wait: Wait) -> Result<Option<LockGuard>> {
+        let contest = Contest {
+            client: &self.client,
+            dir: &self.dir,
+            stats: &self.stats,
+            strategy: WaitStrategy::Predecessor,
+        };
+        let nonce = &uuid_v4()[..8];
+        let prefix = format!("x-{}-{nonce}-", self.client.session_id());
+        contest.acquire(&prefix, Kind::Write, wait, None).await
+    }
+}

@@ -1,0 +1,256 @@
+//! Mutual exclusion under contention, for every exclusive lock type: several clients, several
+//! tasks each, every holder checks that no one else is inside and that fencing tokens grow.
+
+mod support;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use shepherd_client::Client;
+use shepherd_recipes::{
+    EphemeralLock, LockGuard, MultiGuard, MultiLock, Mutex, ReadWriteLock, SemaphoreMutex,
+    SequentialLock, SharedLock, WaitStrategy, WriteLock,
+};
+use support::{children, connect, servers, unique, wait_children, within};
+
+const CLIENTS: usize = 3;
+const TASKS: usize = 3;
+const ROUNDS: usize = 3;
+
+enum Held {
+    One(LockGuard),
+    Multi(MultiGuard),
+}
+
+impl Held {
+    fn tokens(&self) -> Vec<i64> {
+        match self {
+            Held::One(g) => vec![g.fencing_token()],
+            Held::Multi(g) => g.fencing_tokens(),
+        }
+    }
+
+    async fn release(self) {
+        match self {
+            Held::One(g) => g.release().await.expect("release"),
+            Held::Multi(g) => g.release().await.expect("release"),
+        }
+    }
+}
+
+type Acquire =
+    Arc<dyn Fn(Client, String) -> Pin<Box<dyn Future<Output = Held> + Send>> + Send + Sync>;
+
+/// Runs the contention and returns the number of acquisitions.
+async fn hammer(connect_to: &str, path: &str, acquire: Acquire) -> usize {
+    let inside = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicUsize::new(0));
+    let last: Arc<std::sync::Mutex<Option<Vec<i64>>>> = Arc::default();
+    let mut tasks = Vec::new();
+    for _ in 0..CLIENTS {
+        let client = connect(connect_to).await;
+        for _ in 0..TASKS {
+            let (client, path, acquire) = (client.clone(), path.to_owned(), acquire.clone());
+            let (inside, done, last) = (inside.clone(), done.clone(), last.clone());
+            tasks.push(tokio::spawn(async move {
+                for _ in 0..ROUNDS {
+                    let held = acquire(client.clone(), path.clone()).await;
+                    assert_eq!(
+                        inside.fetch_add(1, Ordering::SeqCst),
+                        0,
+                        "two holders at once"
+                    );
+                    let tokens = held.tokens();
+                    {
+                        let mut last = last.lock().unwrap();
+                        if let Some(prev) = last.as_ref() {
+                            assert!(
+                                tokens.iter().zip(prev).all(|(t, p)| t > p),
+                                "fencing tokens must grow: {prev:?} then {tokens:?}"
+                            );
+                        }
+                        *last = Some(tokens);
+                    }
+                    // A round trip inside the critical section widens the window for overlap.
+                    client.exists("/").await.expect("exists");
+                    tokio::task::yield_now().await;
+                    assert_eq!(inside.fetch_sub(1, Ordering::SeqCst), 1);
+                    done.fetch_add(1, Ordering::SeqCst);
+                    held.release().await;
+                }
+            }));
+        }
+    }
+    for t in tasks {
+        within("contenders", t).await.expect("contender task");
+    }
+    done.load(Ordering::SeqCst)
+}
+
+async fn run(name: &str, acquire: Acquire) {
+    for server in servers().await {
+        let path = unique(name);
+        let n = hammer(&server.connect, &path, acquire.clone()).await;
+        assert_eq!(n, CLIENTS * TASKS * ROUNDS);
+        let admin = connect(&server.connect).await;
+        let left = wait_children(&admin, &path, |c| {
+            c.iter().all(|n| n == "locks" || n == "leases")
+        })
+        .await;
+        for sub in left {
+            let sub = format!("{path}/{sub}");
+            wait_children(&admin, &sub, <[String]>::is_empty).await;
+        }
+        eprintln!("{}: {name}: {n} exclusive holds", server.name);
+    }
+}
+
+fn one<F, Fut>(f: F) -> Acquire
+where
+    F: Fn(Client, String) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = LockGuard> + Send + 'static,
+{
+    Arc::new(move |c, p| {
+        let fut = f(c, p);
+        Box::pin(async move { Held::One(fut.await) })
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ephemeral_lock_excludes() {
+    run(
+        "excl-ephemeral",
+        one(|c, p| async move {
+            EphemeralLock::new(&c, format!("{p}/lock"))
+                .lock()
+                .await
+                .unwrap()
+        }),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sequential_lock_excludes_both_strategies() {
+    for s in [WaitStrategy::Herd, WaitStrategy::Predecessor] {
+        run(
+            "excl-seq",
+            one(move |c, p| async move {
+                SequentialLock::new(&c, p)
+                    .with_strategy(s)
+                    .lock()
+                    .await
+                    .unwrap()
+            }),
+        )
+        .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_lock_excludes() {
+    run(
+        "excl-writelock",
+        one(|c, p| async move { WriteLock::new(&c, p).lock().await.unwrap() }),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_lock_writers_exclude() {
+    for s in [WaitStrategy::Herd, WaitStrategy::Predecessor] {
+        run(
+            "excl-shared",
+            one(move |c, p| async move {
+                SharedLock::new(&c, p)
+                    .with_strategy(s)
+                    .write()
+                    .await
+                    .unwrap()
+            }),
+        )
+        .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn curator_mutex_excludes() {
+    run(
+        "excl-mutex",
+        one(|c, p| async move { Mutex::new(&c, p).acquire().await.unwrap() }),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semaphore_mutex_excludes() {
+    run(
+        "excl-semaphore",
+        one(|c, p| async move { SemaphoreMutex::new(&c, p).acquire().await.unwrap() }),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_write_lock_writers_exclude() {
+    run(
+        "excl-rw",
+        one(|c, p| async move { ReadWriteLock::new(&c, p).write_lock().await.unwrap() }),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_lock_excludes() {
+    let acquire: Acquire = Arc::new(|c, p| {
+        Box::pin(async move {
+            let multi = MultiLock::new(&c, [format!("{p}/a"), format!("{p}/b")]);
+            Held::Multi(multi.acquire().await.unwrap())
+        })
+    });
+    run("excl-multi", acquire).await;
+}
+
+/// Readers may overlap each other, never a writer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_lock_readers_share_writers_exclude() {
+    for server in servers().await {
+        for strategy in [WaitStrategy::Herd, WaitStrategy::Predecessor] {
+            let path = unique("rw-mix");
+            let readers = Arc::new(AtomicUsize::new(0));
+            let writers = Arc::new(AtomicUsize::new(0));
+            let mut tasks = Vec::new();
+            for i in 0..CLIENTS * TASKS {
+                let client = connect(&server.connect).await;
+                let (path, readers, writers) = (path.clone(), readers.clone(), writers.clone());
+                tasks.push(tokio::spawn(async move {
+                    let lock = SharedLock::new(&client, path).with_strategy(strategy);
+                    for r in 0..ROUNDS {
+                        if (i + r) % 3 == 0 {
+                            let g = lock.write().await.unwrap();
+                            assert_eq!(writers.fetch_add(1, Ordering::SeqCst), 0);
+                            assert_eq!(readers.load(Ordering::SeqCst), 0);
+                            client.exists("/").await.unwrap();
+                            writers.fetch_sub(1, Ordering::SeqCst);
+                            g.release().await.unwrap();
+                        } else {
+                            let g = lock.read().await.unwrap();
+                            readers.fetch_add(1, Ordering::SeqCst);
+                            assert_eq!(writers.load(Ordering::SeqCst), 0);
+                            client.exists("/").await.unwrap();
+                            readers.fetch_sub(1, Ordering::SeqCst);
+                            g.release().await.unwrap();
+                        }
+                    }
+                }));
+            }
+            for t in tasks {
+                within("rw contenders", t).await.unwrap();
+            }
+            let admin = connect(&server.connect).await;
+            assert!(children(&admin, &path).await.is_empty());
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! Timeouts, cancellation and reentrancy: no acquisition that gives up leaves a node behind.
+
+mod support;
+
+use std::time::Duration;
+
+use shepherd_recipes::{
+    EphemeralLock, Error, MultiLock, Mutex, ReadWriteLock, SemaphoreMutex, SequentialLock,
+    SharedLock, WriteLock,
+};
+use support::{children, connect, servers, unique, wait_children, within};
+
+const SHORT: Duration = Duration::from_millis(300);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeouts_leave_no_node() {
+    for server in servers().await {
+        let (a, b) = (
+            connect(&server.connect).await,
+            connect(&server.connect).await,
+        );
+
+        let path = unique("to-eph");
+        let held = EphemeralLock::new(&a, format!("{path}/lock"))
+            .lock()
+            .await
+            .unwrap();
+        assert!(
+            EphemeralLock::new(&b, format!("{path}/lock"))
+                .lock_timeout(SHORT)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            EphemeralLock::new(&b, format!("{path}/lock"))
+                .try_lock()
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert_eq!(children(&a, &path).await, ["lock"]);
+        held.release().await.unwrap();
+
+        let path = unique("to-seq");
+        let held = SequentialLock::new(&a, &path).lock().await.unwrap();
+        assert!(
+            SequentialLock::new(&b, &path)
+                .lock_timeout(SHORT)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            SequentialLock::new(&b, &path)
+                .try_lock()
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            WriteLock::new(&b, &path)
+                .lock_timeout(SHORT)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            WriteLock::new(&b, &path)
+                .try_lock()
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            Mutex::new(&b, &path)
+                .acquire_timeout(SHORT)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            Mutex::new(&b, &path)
+                .acquire_timeout(Duration::ZERO)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            SharedLock::new(&b, &path)
+                .read_timeout(SHORT)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            ReadWriteLock::new(&b, &path)
+                .read_lock_timeout(SHORT)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            ReadWriteLock::new(&b, &path)
+                .write_lock_timeout(SHORT)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert_eq!(
+            children(&a, &path).await,
+            [held.path().rsplit('/').next().unwrap()]
+        );
+        held.release().await.unwrap();
+
+        let path = unique("to-shared");
+        let reader = SharedLock::new(&a, &path).read().await.unwrap();
+        assert!(
+            SharedLock::new(&b, &path)
+                .write_timeout(SHORT)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            SharedLock::new(&b, &path)
+                .try_write()
+                .await
+                .unwrap()
+                .is_none()
+        );
+        let other_reader = SharedLock::new(&b, &path)
+            .try_read()
+            .await
+            .unwrap()
+            .expect("readers share");
+        assert_eq!(children(&a, &path).await.len(), 2);
+        drop((reader, other_reader));
+        wait_children(&a, &path, <[String]>::is_empty).await;
+
+        let path = unique("to-sem");
+        let held = SemaphoreMutex::new(&a, &path).acquire().await.unwrap();
+        assert!(
+            SemaphoreMutex::new(&b, &path)
+                .acquire_timeout(SHORT)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert_eq!(children(&a, &format!("{path}/leases")).await.len(), 1);
+        assert!(children(&a, &format!("{path}/locks")).await.is_empty());
+        held.release().await.unwrap();
+        assert!(children(&a, &format!("{path}/leases")).await.is_empty());
+
+        let path = unique("to-multi");
+        let (pa, pb) = (format!("{path}/a"), format!("{path}/b"));
+        let held = Mutex::new(&a, &pb).acquire().await.unwrap();
+        let multi = MultiLock::new(&b, [&pa, &pb]);
+        assert!(multi.acquire_timeout(SHORT).await.unwrap().is_none());
+        assert!(
+            children(&a, &pa).await.is_empty(),
+            "the lock taken first is released"
+        );
+        assert_eq!(children(&a, &pb).await.len(), 1);
+        held.release().await.unwrap();
+        let both = within("multi", multi.acquire()).await.unwrap();
+        assert_eq!(both.fencing_tokens().len(), 2);
+        both.release().await.unwrap();
+        assert!(children(&a, &pa).await.is_empty() && children(&a, &pb).await.is_empty());
+    }
+}
+
+/// Dropping an acquire future, while it waits or while its create is in flight, leaves no
+/// node once the background cleanup ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_acquisitions_leave_no_node() {
+    for server in servers().await {
+        let (a, b) = (
+            connect(&server.connect).await,
+            connect(&server.connect).await,
+        );
+        let path = unique("cancel");
+        let held = Mutex::new(&a, &path).acquire().await.unwrap();
+        let own = held.path().rsplit('/').next().unwrap().to_owned();
+
+        // Waiting: abort the task once its node is in line.
+        let waiter = Mutex::new(&b, &path);
+        let stats = waiter.stats().clone();
+        let task = tokio::spawn(async move { waiter.acquire().await.map(drop) });
+        within("waiter in line", stats.wait_for(|s| s.waiting == 1)).await;
+        assert_eq!(children(&a, &path).await.len(), 2);
+        task.abort();
+        wait_children(&a, &path, |c| c == [own.clone()]).await;
+
+        // In flight: the create was queued at the first poll, then the future is dropped.
+        for _ in 0..3 {
+            let (mutex, seq) = (Mutex::new(&b, &path), SequentialLock::new(&b, &path));
+            tokio::select! {
+                biased;
+                _ = mutex.acquire() => panic!("the lock is held"),
+                _ = std::future::ready(()) => {}
+            }
+            tokio::select! {
+                biased;
+                _ = seq.lock() => panic!("the lock is held"),
+                _ = std::future::ready(()) => {}
+            }
+        }
+        // Requests are applied in order: after this round trip the creates have happened.
+        b.exists("/").await.unwrap();
+        wait_children(&a, &path, |c| c == [own.clone()]).await;
+
+        // The fixed-node lock: its in-flight create must not survive either.
+        let fixed = unique("cancel-eph");
+        a.create(&fixed, b"", &shepherd_client::CreateOptions::persistent())
+            .await
+            .unwrap();
+        let eph = EphemeralLock::new(&b, format!("{fixed}/lock"));
+        tokio::select! {
+            biased;
+            _ = eph.lock() => panic!("not polled twice"),
+            _ = std::future::ready(()) => {}
+        }
+        b.exists("/").await.unwrap();
+        wait_children(&a, &fixed, <[String]>::is_empty).await;
+        held.release().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutex_is_reentrant_per_owner() {
+    for server in servers().await {
+        let (a, b) = (
+            connect(&server.connect).await,
+            connect(&server.connect).await,
+        );
+        let path = unique("reentrant");
+        let mutex = Mutex::new(&a, &path);
+        let first = mutex.acquire().await.unwrap();
+        let second = mutex.acquire().await.unwrap();
+        assert_eq!(first.path(), second.path());
+        assert_eq!(mutex.hold_count(), 2);
+        assert_eq!(children(&a, &path).await.len(), 1);
+        // Another owner, even on the same client, is excluded.
+        assert!(
+            Mutex::new(&a, &path)
+                .acquire_timeout(SHORT)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            Mutex::new(&b, &path)
+                .acquire_timeout(SHORT)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        first.release().await.unwrap();
+        assert_eq!(mutex.hold_count(), 1);
+        assert!(mutex.is_held());
+        assert_eq!(children(&a, &path).await.len(), 1);
+        second.release().await.unwrap();
+        assert!(!mutex.is_held());
+        assert!(children(&a, &path).await.is_empty());
+        let again = Mutex::new(&b, &path)
+            .acquire_timeout(SHORT)
+            .await
+            .unwrap()
+            .expect("free");
+        drop(again); // released in the background
+        wait_children(&a, &path, <[String]>::is_empty).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_write_lock_reentrancy_downgrade_no_upgrade() {
+    for server in servers().await {
+        let (a, b) = (
+            connect(&server.connect).await,
+            connect(&server.connect).await,
+        );
+        let path = unique("rwlock");
+        let mine = ReadWriteLock::new(&a, &path);
+        let other = ReadWriteLock::new(&b, &path);
+
+        let w1 = mine.write_lock().await.unwrap();
+        let w2 = mine.write_lock().await.unwrap();
+        assert_eq!(mine.write_hold_count(), 2);
+        assert!(other.read_lock_timeout(SHORT).await.unwrap().is_none());
+        // Downgrade: the writer takes the read half, then lets the write half go.
+        let r = within("downgrade", mine.read_lock()).await.unwrap();
+        assert!(r.path().contains("__READ__") && w1.path().contains("__WRIT__"));
+        drop(w1);
+        w2.release().await.unwrap();
+        assert_eq!(mine.write_hold_count(), 0);
+        let shared = within("other reader", other.read_lock()).await.unwrap();
+        assert!(other.write_lock_timeout(SHORT).await.unwrap_err_or_none());
+        // Upgrade refused rather than deadlocking.
+        assert!(matches!(
+            mine.write_lock().await,
+            Err(Error::UpgradeNotSupported)
+        ));
+        drop(shared);
+        r.release().await.unwrap();
+        wait_children(&a, &path, <[String]>::is_empty).await;
+    }
+}
+
+trait ErrOrNone {
+    fn unwrap_err_or_none(self) -> bool;
+}
+
+impl<T> ErrOrNone for Result<Option<T>, Error> {
+    /// The other owner's write may not be granted while we read: a timeout (None), or, since
+    /// that owner holds a read, an upgrade refusal.
+    fn unwrap_err_or_none(self) -> bool {
+        matches!(self, Ok(None) | Err(Error::UpgradeNotSupported))
+    }
+}

@@ -1,0 +1,236 @@
+//! Losing a lock and losing replies: `lost()` on expiry, deletion and a long disconnection;
+//! guarded writes failing once the lock node is gone; a create or delete whose reply is cut
+//! leaving no orphan.
+
+mod support;
+
+use std::time::Duration;
+
+use shepherd_client::{CreateOptions, Error as ZkError, ErrorCode};
+use shepherd_recipes::{
+    EphemeralLock, Error, LockGuard, LostReason, Mutex, ReadWriteLock, SemaphoreMutex,
+    SequentialLock, SharedLock, WriteLock,
+};
+use support::{
+    OP_CREATE, OP_CREATE2, OP_DELETE, Proxy, children, connect, connect_with, expire, servers,
+    unique, within,
+};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expiry_while_holding_fires_lost() {
+    for server in servers().await {
+        let proxy = Proxy::start(&server.connect).await;
+        let client = connect(proxy.addr()).await;
+        let path = unique("expire");
+        let mutex = Mutex::new(&client, &path);
+        let guard = mutex.acquire().await.unwrap();
+        let eph = EphemeralLock::new(&client, format!("{path}-eph"))
+            .lock()
+            .await
+            .unwrap();
+        let lost = guard.lost();
+        assert_eq!(guard.lost_reason(), None);
+        expire(&client, &proxy, &server.connect).await;
+        let reason = within("lost", lost).await;
+        assert!(
+            matches!(reason, LostReason::SessionExpired | LostReason::NodeDeleted),
+            "{reason:?}"
+        );
+        assert!(within("lost", eph.lost()).await != LostReason::Released);
+        assert!(!mutex.is_held(), "a lost hold is not re-entered");
+        // The node went with the session: another client gets the lock at once.
+        let other = connect(&server.connect).await;
+        let next = Mutex::new(&other, &path)
+            .acquire_timeout(Duration::from_secs(5))
+            .await
+            .unwrap();
+        assert!(next.expect("free after expiry").fencing_token() > guard.fencing_token());
+        // Releasing a lost guard is harmless.
+        guard.release().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleted_lock_node_fails_guarded_writes() {
+    for server in servers().await {
+        let (client, admin) = (
+            connect(&server.connect).await,
+            connect(&server.connect).await,
+        );
+        let path = unique("guarded");
+        let data = format!("{path}-data");
+        admin
+            .create(&data, b"0", &CreateOptions::persistent())
+            .await
+            .unwrap();
+        let guards: Vec<LockGuard> = vec![
+            SequentialLock::new(&client, format!("{path}/seq"))
+                .lock()
+                .await
+                .unwrap(),
+            Mutex::new(&client, format!("{path}/mutex"))
+                .acquire()
+                .await
+                .unwrap(),
+            SharedLock::new(&client, format!("{path}/shared"))
+                .write()
+                .await
+                .unwrap(),
+            ReadWriteLock::new(&client, format!("{path}/rw"))
+                .read_lock()
+                .await
+                .unwrap(),
+            SemaphoreMutex::new(&client, format!("{path}/sem"))
+                .acquire()
+                .await
+                .unwrap(),
+            WriteLock::new(&client, format!("{path}/wl"))
+                .lock()
+                .await
+                .unwrap(),
+            EphemeralLock::new(&client, format!("{path}/eph"))
+                .lock()
+                .await
+                .unwrap(),
+        ];
+        for guard in guards {
+            let results = guard
+                .write(|m| m.set_data(&data, b"1", None))
+                .await
+                .unwrap();
+            assert_eq!(results.len(), 1, "only the caller's results");
+            // A failing op of the caller's keeps its own index.
+            let err = guard
+                .write(|m| m.set_data(&data, b"x", Some(999)))
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    Error::Client(ZkError::MultiFailed {
+                        index: 0,
+                        code: ErrorCode::BadVersion
+                    })
+                ),
+                "{err:?}"
+            );
+            let lost = guard.lost();
+            admin.delete(guard.path(), None).await.unwrap();
+            assert_eq!(within("lost", lost).await, LostReason::NodeDeleted);
+            let err = guard
+                .write(|m| m.set_data(&data, b"2", None))
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(err, Error::LockLost(LostReason::NodeDeleted)),
+                "{err:?}"
+            );
+            guard.release().await.unwrap();
+        }
+        assert_eq!(admin.get_data(&data).await.unwrap().0, b"1");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disconnected_past_session_timeout_fires_lost() {
+    for server in servers().await {
+        let proxy = Proxy::start(&server.connect).await;
+        // ZooKeeper's minimum (two ticks of 2 s) is what we get.
+        let client = connect_with(proxy.addr(), Duration::from_secs(4)).await;
+        let guard = SequentialLock::new(&client, unique("disconnect"))
+            .lock()
+            .await
+            .unwrap();
+        proxy.pause(true);
+        proxy.kill_all();
+        let reason = within("lost", guard.lost()).await;
+        assert!(
+            matches!(
+                reason,
+                LostReason::Disconnected | LostReason::SessionExpired
+            ),
+            "{reason:?}"
+        );
+        drop(guard);
+        drop(proxy);
+    }
+}
+
+/// Cuts the connection right after the lock node's create reached the server: the lock is
+/// still acquired exactly once, with no orphan; then the same for the release's delete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_loss_during_create_and_delete_leaves_no_orphan() {
+    for server in servers().await {
+        let admin = connect(&server.connect).await;
+        let proxy = Proxy::start(&server.connect).await;
+        let client = connect(proxy.addr()).await;
+        type Take = fn(
+            &shepherd_client::Client,
+            &str,
+        )
+            -> std::pin::Pin<Box<dyn std::future::Future<Output = LockGuard> + Send>>;
+        let kinds: [(&str, &str, Take); 7] = [
+            ("mutex", "-lock-", |c, p| {
+                let m = Mutex::new(c, p);
+                Box::pin(async move { m.acquire().await.unwrap() })
+            }),
+            ("seq", "-lock-", |c, p| {
+                let l = SequentialLock::new(c, p);
+                Box::pin(async move { l.lock().await.unwrap() })
+            }),
+            ("writelock", "/x-", |c, p| {
+                let l = WriteLock::new(c, p);
+                Box::pin(async move { l.lock().await.unwrap() })
+            }),
+            ("shared", "-read-", |c, p| {
+                let l = SharedLock::new(c, p);
+                Box::pin(async move { l.read().await.unwrap() })
+            }),
+            ("rw", "__WRIT__", |c, p| {
+                let l = ReadWriteLock::new(c, p);
+                Box::pin(async move { l.write_lock().await.unwrap() })
+            }),
+            ("sem", "-lease-", |c, p| {
+                let l = SemaphoreMutex::new(c, p);
+                Box::pin(async move { l.acquire().await.unwrap() })
+            }),
+            ("eph", "/lock", |c, p| {
+                let l = EphemeralLock::new(c, format!("{p}/lock"));
+                Box::pin(async move { l.lock().await.unwrap() })
+            }),
+        ];
+        for (name, marker, take) in kinds {
+            let path = unique(&format!("cut-{name}"));
+            admin
+                .create(&path, b"", &CreateOptions::persistent())
+                .await
+                .unwrap();
+            let dir = if name == "sem" {
+                format!("{path}/leases")
+            } else {
+                path.clone()
+            };
+            let cuts = proxy.cuts();
+            proxy.cut_after(&[OP_CREATE, OP_CREATE2], marker);
+            let guard = within("acquire across a cut", take(&client, &path)).await;
+            assert_eq!(proxy.cuts(), cuts + 1, "{name}: the create's reply was cut");
+            let node = guard.path().rsplit('/').next().unwrap().to_owned();
+            assert_eq!(
+                children(&admin, &dir).await,
+                std::slice::from_ref(&node),
+                "{name}: exactly our node"
+            );
+            assert_eq!(
+                admin.exists(guard.path()).await.unwrap().unwrap().czxid,
+                guard.fencing_token()
+            );
+
+            proxy.cut_after(&[OP_DELETE], &node);
+            within("release across a cut", guard.release())
+                .await
+                .unwrap();
+            assert_eq!(proxy.cuts(), cuts + 2, "{name}: the delete's reply was cut");
+            assert!(children(&admin, &dir).await.is_empty(), "{name}: released");
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! ACLs and authentication identities (§12): digest hashing, `ip` matching, the ACL fixup that
+//! create and setACL apply, permission checks, getACL masking and whoAmI.
+//!
+//! Invariants: a connection's identities are a set in insertion order that always starts with
+//! its `ip:<address>` identity; a stored ACL has been through `fixup`, so it is non-empty and
+//! holds only `world:anyone`, `digest`, and `ip` entries (`auth` expanded at write time).
+
+use std::net::{IpAddr, Ipv6Addr};
+
+use shepherd_protocol::{Acl, ClientInfo, Id, perms};
+
+/// Standard base64 with `=` padding, as Java's `Base64.getEncoder()`.
+pub(crate) fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The digest identity for a `user:password` credential (§12.4): the user (everything before
+/// the first colon) plus base64(SHA-1 of the *whole* credential). Any bytes are accepted, as
+/// the Java server does (`new String(authData)`, invalid UTF-8 replaced).
+pub fn digest_identity(credential: &[u8]) -> String {
+    let credential = String::from_utf8_lossy(credential);
+    let user = credential.split(':').next().unwrap_or("");
+    let hash = sha1_smol::Sha1::from(credential.as_bytes())
+        .digest()
+        .bytes();
+    format!("{user}:{}", base64(&hash))
+}
+
+/// Java's `String.split(":")`: trailing empty parts are dropped.
+fn java_split_colon(s: &str) -> Vec<&str> {
+    let mut parts: Vec<&str> = s.split(':').collect();
+    while parts.len() > 1 && parts.last() == Some(&"") {
+        parts.pop();
+    }
+    parts
+}
+
+/// Parses an address the way `IPAuthenticationProvider.addr2Bytes` does: dotted-quad IPv4, or
+/// IPv6.
+fn addr_bytes(s: &str) -> Option<Vec<u8>> {
+    if s.contains(':') {
+        return s.parse::<Ipv6Addr>().ok().map(|a| a.octets().to_vec());
+    }
+    let parts: Vec<&str> = s.split('.').collect();
+    if parts.len() != 4 {
+        return None;
+    }
+    parts
+        .iter()
+        .map(|p| p.parse::<u8>().ok().filter(|_| !p.starts_with('+')))
+        .collect()
+}
+
+/// Splits `addr[/bits]` and checks the mask width against the address family.
+fn ip_expr(expr: &str) -> Option<(Vec<u8>, u32)> {
+    let (addr, bits) = match expr.split_once('/') {
+        Some((a, b)) => (a, Some(b)),
+        None => (expr, None),
+    };
+    let bytes = addr_bytes(addr)?;
+    let max = bytes.len() as u32 * 8;
+    let bits = match bits {
+        Some(b) => b.parse::<u32>().ok().filter(|&b| b <= max)?,
+        None => max,
+    };
+    Some((bytes, bits))
+}
+
+fn masked(mut bytes: Vec<u8>, bits: u32) -> Vec<u8> {
+    for (i, byte) in bytes.iter_mut().enumerate() {
+        let start = i as u32 * 8;
+        if bits <= start {
+            *byte = 0;
+        } else if bits < start + 8 {
+            *byte &= 0xffu8 << (start + 8 - bits);
+        }
+    }
+    bytes
+}
+
+/// Whether the client address `id` (as in an `ip` identity) lies within the ACL expression.
+fn ip_matches(id: &str, expr: &str) -> bool {
+    let Some((acl, bits)) = ip_expr(expr) else {
+        return false;
+    };
+    let Some(remote) = addr_bytes(id) else {
+        return false;
+    };
+    remote.len() == acl.len() && masked(remote, bits) == masked(acl, bits)
+}
+
+/// The text Java's `InetAddress.getHostAddress()` gives, which is what `ip` identities hold:
+/// IPv6 as eight uncompressed hex groups (`0:0:0:0:0:0:0:1`), IPv4-mapped addresses as IPv4.
+pub(crate) fn java_host_address(addr: IpAddr) -> String {
+    match addr {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let groups: Vec<String> = v6.segments().iter().map(|g| format!("{g:x}")).collect();
+                groups.join(":")
+            }
+        },
+    }
+}
+
+/// Whether a scheme's identities count as "authenticated" for `auth` expansion (§12.3): digest
+/// does, ip does not, and `super` has no provider at all.
+fn is_authenticated_scheme(scheme: &str) -> bool {
+    scheme == "digest"
+}
+
+/// `PrepRequestProcessor.fixupACL` (§12.3): dedup, reject empty, validate each entry, expand
+/// `auth` into the caller's authenticated identities. `None` means InvalidACL.
+pub(crate) fn fixup(acl: &[Acl], identities: &[Id]) -> Option<Vec<Acl>> {
+    let mut unique: Vec<&Acl> = Vec::with_capacity(acl.len());
+    for entry in acl {
+        if !unique.contains(&entry) {
+            unique.push(entry);
+        }
+    }
+    if unique.is_empty() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(unique.len());
+    for entry in unique {
+        let id = &entry.id;
+        match id.scheme.as_str() {
+            "world" if id.id == "anyone" => out.push(entry.clone()),
+            "auth" => {
+                let before = out.len();
+                for ident in identities
+                    .iter()
+                    .filter(|i| is_authenticated_scheme(&i.scheme))
+                {
+                    out.push(Acl {
+                        perms: entry.perms,
+                        id: ident.clone(),
+                    });
+                }
+                if out.len() == before {
+                    return None;
+                }
+            }
+            "digest" if java_split_colon(&id.id).len() == 2 => out.push(entry.clone()),
+            "ip" if ip_expr(&id.id).is_some() => out.push(entry.clone()),
+            // `world:<other>`, `super`, and schemes with no provider are invalid.
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Whether these identities include `super`, which passes every check (§12.1).
+pub(crate) fn is_super(identities: &[Id]) -> bool {
+    identities.iter().any(|i| i.scheme == "super")
+}
+
+/// `checkACL` (§12.1): an empty ACL or a super identity passes; otherwise some entry with one of
+/// the wanted bits must match an identity.
+pub(crate) fn allows(acl: &[Acl], identities: &[Id], wanted: i32) -> bool {
+    if acl.is_empty() || is_super(identities) {
+        return true;
+    }
+    acl.iter()
+        .filter(|entry| entry.perms & wanted != 0)
+        .any(|entry| {
+            let id = &entry.id;
+            match id.scheme.as_str() {
+                "world" => id.id == "anyone",
+                "digest" => identities
+                    .iter()
+                    .any(|i| i.scheme == "digest" && i.id == id.id),
+                "ip" => identities
+                    .iter()
+                    .any(|i| i.scheme == "ip" && ip_matches(&i.id, &id.id)),
+                _ => false,
+            }
+        })
+}
+
+/// The ACL getACL returns: digest ids masked to `user:x` unless the caller has ADMIN (§6.6).
+pub(crate) fn for_get_acl(acl: &[Acl], identities: &[Id]) -> Vec<Acl> {
+    if allows(acl, identities, perms::ADMIN) {
+        return acl.to_vec();
+    }
+    acl.iter()
+        .map(|entry| {
+            let mut entry = entry.clone();
+            if entry.id.scheme == "digest" {
+                // Java: id.replaceAll(":.*", ":x"), from the first colon on.
+                if let Some(i) = entry.id.id.find(':') {
+                    entry.id.id.replace_range(i.., ":x");
+                }
+            }
+            entry
+        })
+        .collect()
+}
+
+/// whoAmI's view of identities (§6.10): digest ids show just the user, super shows `""`.
+pub(crate) fn who_am_i(identities: &[Id]) -> Vec<ClientInfo> {
+    identities
+        .iter()
+        .map(|i| ClientInfo {
+            auth_scheme: i.scheme.clone(),
+            user: match i.scheme.as_str() {
+                "digest" => i.id.split(':').next().unwrap_or("").to_string(),
+                "super" => String::new(),
+                _ => i.id.clone(),
+            },
+        })
+        .collect()
+}
+
+/// Adds an identity unless the connection already has it (identities are a set, §6.10).
+pub(crate) fn add_identity(identities: &mut Vec<Id>, id: Id) {
+    if !identities.contains(&id) {
+        identities.push(id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn acl(perms: i32, scheme: &str, id: &str) -> Acl {
+        Acl {
+            perms,
+            id: Id::new(scheme, id),
+        }
+    }
+
+    #[test]
+    fn digest_matches_zookeeper() {
+        assert_eq!(
+            digest_identity(b"alice:secret"),
+            "alice:aYXlLOpEooaV1cRAvUL1fp9Qt7E="
+        );
+        assert_eq!(
+            digest_identity(b"super:test"),
+            "super:D/InIHSb7yEEbrWz8b9l71RjZJU="
+        );
+        assert!(digest_identity(b"nocolon").starts_with("nocolon:"));
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+    }
+
+    #[test]
+    fn fixup_rules() {
+        let ip = vec![Id::new("ip", "127.0.0.1")];
+        assert_eq!(fixup(&[], &ip), None);
+        assert_eq!(fixup(&[acl(31, "world", "someone")], &ip), None);
+        assert_eq!(fixup(&[acl(31, "auth", "")], &ip), None);
+        assert_eq!(fixup(&[acl(31, "super", "x")], &ip), None);
+        assert_eq!(fixup(&[acl(31, "digest", "nocolon")], &ip), None);
+        assert_eq!(fixup(&[acl(31, "digest", "user:")], &ip), None);
+        assert_eq!(fixup(&[acl(31, "digest", "a:b:c")], &ip), None);
+        assert_eq!(fixup(&[acl(31, "ip", "10.0.0.0/33")], &ip), None);
+        assert!(fixup(&[acl(31, "ip", "10.0.0.0/8")], &ip).is_some());
+        assert!(fixup(&[acl(31, "ip", "::1/128")], &ip).is_some());
+        assert_eq!(
+            fixup(&[acl(0, "world", "anyone"), acl(0, "world", "anyone")], &ip)
+                .unwrap()
+                .len(),
+            1
+        );
+        let mut ids = ip.clone();
+        ids.push(Id::new("digest", "alice:h"));
+        ids.push(Id::new("super", ""));
+        assert_eq!(
+            fixup(&[acl(31, "auth", "")], &ids),
+            Some(vec![acl(31, "digest", "alice:h")])
+        );
+    }
+
+    #[test]
+    fn permission_checks() {
+        let local = vec![Id::new("ip", "127.0.0.1")];
+        assert!(allows(&[acl(1, "ip", "127.0.0.0/8")], &local, perms::READ));
+        assert!(!allows(&[acl(1, "ip", "10.0.0.0/8")], &local, perms::READ));
+        assert!(!allows(&[acl(2, "world", "anyone")], &local, perms::READ));
+        assert!(allows(&[], &local, perms::READ));
+        assert!(allows(
+            &[acl(0, "world", "anyone")],
+            &[Id::new("super", "")],
+            perms::READ
+        ));
+        assert!(ip_matches("0:0:0:0:0:0:0:1", "::1"));
+        let masked = for_get_acl(
+            &[acl(1, "world", "anyone"), acl(31, "digest", "alice:h=")],
+            &local,
+        );
+        assert_eq!(masked[1].id.id, "alice:x");
+    }
+
+    #[test]
+    fn java_addresses() {
+        assert_eq!(java_host_address("::1".parse().unwrap()), "0:0:0:0:0:0:0:1");
+        assert_eq!(
+            java_host_address("::ffff:1.2.3.4".parse().unwrap()),
+            "1.2.3.4"
+        );
+        assert_eq!(java_host_address("127.0.0.1".parse().unwrap()), "127.0.0.1");
+    }
+}

@@ -1,0 +1,413 @@
+//! Request routing (§3-§4): from a frame payload to the ordered actions that answer it, with
+//! the zxid of every reply (§3.3), the session touch (§13.1), and the requests that are not
+//! plain tree operations: auth (§12.5), sasl, the watch requests (§9.7, §9.8), closeSession
+//! (§13.4) and the refusals (unknown ops, top-level check, deleteContainer).
+//!
+//! Invariants: every write, successful or not, takes exactly one zxid, and its reply carries
+//! it; a request's notifications precede its reply in the returned actions (§9.6); a `Close`
+//! is always the last action for its connection, and the connection is forgotten with it.
+
+use shepherd_protocol::{
+    AuthPacket, Codec, Create2Response, CreateRequest, CreateResponse, ErrorCode, ErrorResponse,
+    EventType, GetAllChildrenNumberResponse, GetChildren2Response, GetChildrenResponse,
+    GetEphemeralsResponse, MultiOp, OpCode, PathRequest, RemoveWatchesRequest, ReplyHeader,
+    Request, RequestHeader, Response, SaslToken, SetWatches2, StatResponse, WhoAmIResponse,
+    decode_from, encode_reply, xid,
+};
+
+use super::ops::{OpResult, Txn};
+use super::watch::Mode;
+use super::{Action, ConnId, Core, Now, SessionId, acl, path};
+
+/// A reply payload: the header, then the body only on success (§4.2).
+fn reply(xid: i32, zxid: i64, err: ErrorCode, body: Option<&Response>) -> Vec<u8> {
+    let header = ReplyHeader {
+        xid,
+        zxid,
+        err: err.into(),
+    };
+    let mut buf = Vec::new();
+    encode_reply(&header, body.filter(|_| err == ErrorCode::Ok), &mut buf);
+    buf
+}
+
+impl Core {
+    /// Any later frame payload of a connection that completed connect().
+    /// Returns notifications (to any connections, including this one) then this request's
+    /// reply, in delivery order; Close(conn) after the reply for unknown opcodes (§4.1), auth
+    /// failure (§12.5), closeSession (§13.4); nothing at all for requests on an unknown/closing
+    /// session (§13.1) or for createSession (-10). Header undecodable (payload < 8 bytes) →
+    /// [Close(conn)].
+    pub fn request(&mut self, conn: ConnId, payload: &[u8], now: Now) -> Vec<Action> {
+        let mut body = payload;
+        let Ok(header) = RequestHeader::decode(&mut body) else {
+            self.drop_conn(conn);
+            return vec![Action::Close(conn)];
+        };
+        // A request whose session is gone is dropped silently: the touch fails first (§13.1).
+        let Some(session) = self
+            .connection_session(conn)
+            .filter(|s| self.sessions.get(*s).is_some())
+        else {
+            return Vec::new();
+        };
+        let xid = header.xid;
+        let op = OpCode::try_from(header.op_type).ok();
+        // auth and sasl are answered outside the request pipeline, with zxid 0 and no touch.
+        match op {
+            Some(OpCode::Auth) => return self.auth(conn, xid, body),
+            Some(OpCode::Sasl) => {
+                // No SASL configured: an OK header and a null token (§12.6).
+                let token = Response::Sasl(SaslToken { token: None });
+                return vec![Action::Send(
+                    conn,
+                    reply(xid, 0, ErrorCode::Ok, Some(&token)),
+                )];
+            }
+            _ => {}
+        }
+        self.sessions.touch(session, now.mono_ms);
+        let op = match op {
+            Some(OpCode::CreateSession) => return Vec::new(),
+            // Unknown and invalid ops, a top-level check (the 3.9.3 answer, §0) and a client's
+            // deleteContainer: Unimplemented with zxid -1, then close (§4.1).
+            None
+            | Some(
+                OpCode::Notification | OpCode::Error | OpCode::Check | OpCode::DeleteContainer,
+            ) => {
+                self.drop_conn(conn);
+                let refusal = reply(xid, -1, ErrorCode::Unimplemented, None);
+                return vec![Action::Send(conn, refusal), Action::Close(conn)];
+            }
+            Some(op) => op,
+        };
+        match Request::decode(op, &mut body) {
+            Ok(request) => self.execute(conn, session, xid, request, now),
+            Err(_) => {
+                // An undecodable body is MarshallingError; a write still takes its zxid (§3.3).
+                if op.is_write() {
+                    self.zxid += 1;
+                }
+                vec![Action::Send(
+                    conn,
+                    reply(xid, self.zxid, ErrorCode::MarshallingError, None),
+                )]
+            }
+        }
+    }
+
+    /// Runs one write as a txn with the next zxid; its events are delivered only on success.
+    fn write<T>(
+        &mut self,
+        session: SessionId,
+        now: Now,
+        out: &mut Vec<Action>,
+        op: impl FnOnce(&mut Core, &mut Txn) -> OpResult<T>,
+    ) -> OpResult<T> {
+        self.zxid += 1;
+        let mut txn = Txn::new(self.zxid, now.wall_ms, session);
+        let result = op(self, &mut txn);
+        if result.is_ok() {
+            self.deliver(txn.fired, out);
+        } else {
+            self.tree.rollback(txn.undo);
+        }
+        result
+    }
+
+    fn execute(
+        &mut self,
+        conn: ConnId,
+        session: SessionId,
+        xid: i32,
+        request: Request,
+        now: Now,
+    ) -> Vec<Action> {
+        let ids = self
+            .conns
+            .get(&conn)
+            .map(|c| c.identities.clone())
+            .unwrap_or_default();
+        let ids = &ids[..];
+        let watch = |w: bool| w.then_some(conn);
+        let mut out = Vec::new();
+        let create = |op: OpCode, r: CreateRequest, ttl: i64| {
+            move |core: &mut Core, txn: &mut Txn| core.create(op, &r, ttl, ids, txn)
+        };
+        let result: OpResult<Option<Response>> = match request {
+            Request::Ping => {
+                out.push(Action::Send(
+                    conn,
+                    reply(xid::PING, self.zxid, ErrorCode::Ok, None),
+                ));
+                return out;
+            }
+            Request::CloseSession => {
+                self.end_session(session, now, false, &mut out);
+                out.push(Action::Send(
+                    conn,
+                    reply(xid, self.zxid, ErrorCode::Ok, None),
+                ));
+                out.push(Action::Close(conn));
+                self.drop_conn(conn);
+                return out;
+            }
+            Request::Create(r) => self
+                .write(session, now, &mut out, create(OpCode::Create, r, -1))
+                .map(|(path, _)| Some(Response::Create(CreateResponse { path }))),
+            Request::Create2(r) => self
+                .write(session, now, &mut out, create(OpCode::Create2, r, -1))
+                .map(|(path, stat)| Some(Response::Create2(Create2Response { path, stat }))),
+            Request::CreateContainer(r) => {
+                self.write(
+                    session,
+                    now,
+                    &mut out,
+                    create(OpCode::CreateContainer, r, -1),
+                )
+                .map(|(path, stat)| Some(Response::CreateContainer(Create2Response { path, stat })))
+            }
+            Request::CreateTTL(r) => {
+                let plain = CreateRequest {
+                    path: r.path,
+                    data: r.data,
+                    acl: r.acl,
+                    flags: r.flags,
+                };
+                self.write(
+                    session,
+                    now,
+                    &mut out,
+                    create(OpCode::CreateTTL, plain, r.ttl),
+                )
+                .map(|(path, stat)| Some(Response::CreateTTL(Create2Response { path, stat })))
+            }
+            Request::Delete(r) => self
+                .write(session, now, &mut out, |core, txn| {
+                    core.delete(&r.path, r.version, ids, txn)
+                })
+                .map(|()| None),
+            Request::SetData(r) => self
+                .write(session, now, &mut out, |core, txn| {
+                    core.set_data(&r, ids, txn)
+                })
+                .map(|stat| Some(Response::SetData(StatResponse { stat }))),
+            Request::SetACL(r) => self
+                .write(session, now, &mut out, |core, _| core.set_acl(&r, ids))
+                .map(|stat| Some(Response::SetACL(StatResponse { stat }))),
+            Request::Reconfig(_) => {
+                // Standalone: a txn that always fails (§4).
+                self.zxid += 1;
+                Err(ErrorCode::ReconfigDisabled)
+            }
+            Request::Multi(m) => {
+                // Mixing reads into a multi fails the whole request, zxid taken (§10.1).
+                self.zxid += 1;
+                if m.ops.iter().any(MultiOp::is_read) {
+                    Err(ErrorCode::MarshallingError)
+                } else {
+                    let mut txn = Txn::new(self.zxid, now.wall_ms, session);
+                    let response = self.multi(&m.ops, ids, &mut txn);
+                    self.deliver(txn.fired, &mut out);
+                    Ok(Some(Response::Multi(response)))
+                }
+            }
+            Request::MultiRead(m) => {
+                if m.ops.iter().all(MultiOp::is_read) {
+                    Ok(Some(Response::MultiRead(self.multi_read(&m.ops, ids))))
+                } else {
+                    Err(ErrorCode::MarshallingError)
+                }
+            }
+            Request::Exists(r) => self
+                .exists(&r.path, watch(r.watch))
+                .map(|stat| Some(Response::Exists(StatResponse { stat }))),
+            Request::GetData(r) => self
+                .get_data(&r.path, watch(r.watch), ids)
+                .map(|d| Some(Response::GetData(d))),
+            Request::GetChildren(r) => self
+                .get_children(&r.path, watch(r.watch), ids)
+                .map(|(children, _)| Some(Response::GetChildren(GetChildrenResponse { children }))),
+            Request::GetChildren2(r) => {
+                self.get_children(&r.path, watch(r.watch), ids)
+                    .map(|(children, stat)| {
+                        Some(Response::GetChildren2(GetChildren2Response {
+                            children,
+                            stat,
+                        }))
+                    })
+            }
+            Request::GetACL(r) => self
+                .get_acl(&r.path, ids)
+                .map(|a| Some(Response::GetACL(a))),
+            Request::GetAllChildrenNumber(r) => {
+                self.all_children_number(&r.path, ids).map(|total_number| {
+                    Some(Response::GetAllChildrenNumber(
+                        GetAllChildrenNumberResponse { total_number },
+                    ))
+                })
+            }
+            // Standalone, every earlier request is already applied: echo the path (§6.8).
+            Request::Sync(r) => Ok(Some(Response::Sync(PathRequest { path: r.path }))),
+            Request::GetEphemerals(r) => {
+                let ephemerals = self.ephemerals(session, &r.path);
+                Ok(Some(Response::GetEphemerals(GetEphemeralsResponse {
+                    ephemerals,
+                })))
+            }
+            Request::WhoAmI => {
+                let client_info = acl::who_am_i(ids);
+                Ok(Some(Response::WhoAmI(WhoAmIResponse { client_info })))
+            }
+            Request::AddWatch(r) => self.add_watch(conn, &r.path, r.mode),
+            Request::CheckWatches(r) => self.remove_watches(conn, &r, false),
+            Request::RemoveWatches(r) => self.remove_watches(conn, &r, true),
+            Request::SetWatches(w) => {
+                let w = SetWatches2 {
+                    relative_zxid: w.relative_zxid,
+                    data_watches: w.data_watches,
+                    exist_watches: w.exist_watches,
+                    child_watches: w.child_watches,
+                    persistent_watches: Vec::new(),
+                    persistent_recursive_watches: Vec::new(),
+                };
+                self.set_watches(conn, &w, &mut out);
+                Ok(None)
+            }
+            Request::SetWatches2(w) => {
+                self.set_watches(conn, &w, &mut out);
+                Ok(None)
+            }
+            // Routed before decoding; kept total for the compiler.
+            Request::Check(_)
+            | Request::DeleteContainer(_)
+            | Request::Auth(_)
+            | Request::Sasl(_)
+            | Request::CreateSession => Err(ErrorCode::Unimplemented),
+        };
+        let (err, body) = match result {
+            Ok(body) => (ErrorCode::Ok, body),
+            Err(code) => (code, None),
+        };
+        out.push(Action::Send(
+            conn,
+            reply(xid, self.zxid, err, body.as_ref()),
+        ));
+        out
+    }
+
+    /// auth (§12.5): digest always succeeds (and may add `super`), ip is a no-op, any other
+    /// scheme is AuthFailed and the connection closes. Replies carry zxid 0.
+    fn auth(&mut self, conn: ConnId, xid: i32, body: &[u8]) -> Vec<Action> {
+        let Ok(packet) = decode_from::<AuthPacket>(body) else {
+            // The Java server fails to read the packet and drops the connection.
+            self.drop_conn(conn);
+            return vec![Action::Close(conn)];
+        };
+        match packet.scheme.as_str() {
+            "digest" => {
+                let id = acl::digest_identity(packet.auth.as_deref().unwrap_or_default());
+                let is_super = self.config.super_digest.as_deref() == Some(id.as_str());
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    acl::add_identity(&mut c.identities, shepherd_protocol::Id::new("digest", id));
+                    if is_super {
+                        acl::add_identity(
+                            &mut c.identities,
+                            shepherd_protocol::Id::new("super", ""),
+                        );
+                    }
+                }
+            }
+            // The connection's ip identity is already there.
+            "ip" => {}
+            _ => {
+                self.drop_conn(conn);
+                let failed = reply(xid, 0, ErrorCode::AuthFailed, None);
+                return vec![Action::Send(conn, failed), Action::Close(conn)];
+            }
+        }
+        vec![Action::Send(conn, reply(xid, 0, ErrorCode::Ok, None))]
+    }
+
+    /// addWatch (§6.11, §9.1): 3.8 registers both persistent modes in both tables; a bad mode
+    /// is MarshallingError. The reply body is a 4-byte 0.
+    fn add_watch(&mut self, conn: ConnId, path: &str, mode: i32) -> OpResult<Option<Response>> {
+        let mode = match mode {
+            0 => Mode::Persistent,
+            1 => Mode::Recursive,
+            _ => return Err(ErrorCode::MarshallingError),
+        };
+        self.data_watches.add(path, conn, mode);
+        self.child_watches.add(path, conn, mode);
+        Ok(Some(Response::AddWatch(ErrorResponse { err: 0 })))
+    }
+
+    /// checkWatches / removeWatches (§9.8): 3.8 knows types 1 (child table), 2 (data table) and
+    /// 3 (both); 4 and 5 are MarshallingError. Nothing matched is NoWatcher; no event is sent.
+    fn remove_watches(
+        &mut self,
+        conn: ConnId,
+        r: &RemoveWatchesRequest,
+        remove: bool,
+    ) -> OpResult<Option<Response>> {
+        let (data, child) = match r.watcher_type {
+            1 => (false, true),
+            2 => (true, false),
+            3 => (true, true),
+            _ => return Err(ErrorCode::MarshallingError),
+        };
+        let found = if remove {
+            let in_child = child && self.child_watches.remove(&r.path, conn);
+            let in_data = data && self.data_watches.remove(&r.path, conn);
+            in_child || in_data
+        } else {
+            (child && self.child_watches.contains(&r.path, conn))
+                || (data && self.data_watches.contains(&r.path, conn))
+        };
+        if found {
+            Ok(None)
+        } else {
+            Err(ErrorCode::NoWatcher)
+        }
+    }
+
+    /// setWatches / setWatches2 (§9.7): catch-up events for what changed after `relativeZxid`
+    /// (data list, then exist, then child), sent before the reply and not ACL-filtered; the rest
+    /// are registered. Persistent lists register without catch-up.
+    fn set_watches(&mut self, conn: ConnId, w: &SetWatches2, out: &mut Vec<Action>) {
+        use EventType::{NodeChildrenChanged, NodeCreated, NodeDataChanged, NodeDeleted};
+        let rel = w.relative_zxid;
+        for p in &w.data_watches {
+            match self.tree.get(path::lookup_key(p)).map(|n| n.mzxid) {
+                None => self.notify([conn], NodeDeleted, p, None, out),
+                Some(mzxid) if mzxid > rel => self.notify([conn], NodeDataChanged, p, None, out),
+                Some(_) => self.data_watches.add(p, conn, Mode::Standard),
+            }
+        }
+        for p in &w.exist_watches {
+            if self.tree.get(path::lookup_key(p)).is_some() {
+                self.notify([conn], NodeCreated, p, None, out);
+            } else {
+                self.data_watches.add(p, conn, Mode::Standard);
+            }
+        }
+        for p in &w.child_watches {
+            match self.tree.get(path::lookup_key(p)).map(|n| n.pzxid) {
+                None => self.notify([conn], NodeDeleted, p, None, out),
+                Some(pzxid) if pzxid > rel => {
+                    self.notify([conn], NodeChildrenChanged, p, None, out)
+                }
+                Some(_) => self.child_watches.add(p, conn, Mode::Standard),
+            }
+        }
+        for (paths, mode) in [
+            (&w.persistent_watches, Mode::Persistent),
+            (&w.persistent_recursive_watches, Mode::Recursive),
+        ] {
+            for p in paths {
+                self.data_watches.add(p, conn, mode);
+                self.child_watches.add(p, conn, mode);
+            }
+        }
+    }
+}

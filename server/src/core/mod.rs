@@ -1,0 +1,486 @@
+//! The deterministic core: the znode tree, sessions, watches, and the application of requests.
+//!
+//! The core owns every piece of replicated-looking state and nothing else: no sockets, no tokio,
+//! no clock reads. Time comes in as [`Now`]; bytes come in as frame payloads; what comes out is
+//! an ordered list of [`Action`]s for the shell to carry out (send this payload to that
+//! connection, close that connection).
+//!
+//! Invariants it keeps:
+//! * one total order: every call is applied to completion before the next, and every write,
+//!   successful or not, takes the next zxid (reference §3.3);
+//! * the actions of one call are in delivery order, and notifications for a change are queued
+//!   before any reply that reveals it (§9.6): the shell must enqueue them in that order;
+//! * the same sequence of calls with the same inputs yields the same actions, so tests can drive
+//!   expiry, TTLs and container reaping by passing time in.
+
+pub mod acl;
+mod dispatch;
+mod multi;
+mod ops;
+mod path;
+mod session;
+#[cfg(test)]
+mod tests;
+mod tree;
+mod watch;
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::{IpAddr, Ipv4Addr};
+
+use shepherd_protocol::{Codec, ConnectRequest, ConnectResponse, EventType, Id, decode_from};
+
+use ops::Txn;
+use session::Sessions;
+use tree::Tree;
+use watch::WatchTable;
+
+/// A connection, as numbered by the shell. Never reused within one server.
+pub type ConnId = u64;
+
+/// A session id, as on the wire.
+pub type SessionId = i64;
+
+/// The time of a call. `mono_ms` drives expiry and reaping; `wall_ms` is what ctime and mtime
+/// record. A shell under virtual time advances both together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Now {
+    /// Monotonic milliseconds since an arbitrary origin.
+    pub mono_ms: u64,
+    /// Milliseconds since the Unix epoch.
+    pub wall_ms: i64,
+}
+
+/// Settings the core needs (a subset of zoo.cfg).
+#[derive(Debug, Clone)]
+pub struct CoreConfig {
+    /// `tickTime`, ms: the width of session expiry buckets.
+    pub tick_time_ms: u32,
+    /// `minSessionTimeout`, ms (default 2 × tick).
+    pub min_session_timeout_ms: u32,
+    /// `maxSessionTimeout`, ms (default 20 × tick).
+    pub max_session_timeout_ms: u32,
+    /// `zookeeper.DigestAuthenticationProvider.superDigest`: `user:base64(sha1(user:pw))`.
+    pub super_digest: Option<String>,
+    /// `zookeeper.extendedTypesEnabled`: allows TTL nodes.
+    pub extended_types_enabled: bool,
+    /// `znode.container.checkIntervalMs`.
+    pub container_check_interval_ms: u64,
+    /// `znode.container.maxPerMinute`.
+    pub container_max_per_minute: u32,
+    /// `znode.container.maxNeverUsedIntervalMs` (0: never reap a container that never had a
+    /// child).
+    pub max_never_used_interval_ms: u64,
+    /// The zxid to start from (0 on a fresh ZooKeeper).
+    pub initial_zxid: i64,
+    /// Mixed into every session password. Passwords are a pure function of the session id and
+    /// this seed (the core reads no randomness); a shell should pass a random value.
+    pub password_seed: u64,
+}
+
+impl Default for CoreConfig {
+    fn default() -> Self {
+        CoreConfig {
+            tick_time_ms: 2000,
+            min_session_timeout_ms: 4000,
+            max_session_timeout_ms: 40000,
+            super_digest: None,
+            extended_types_enabled: true,
+            container_check_interval_ms: 60_000,
+            container_max_per_minute: 10_000,
+            max_never_used_interval_ms: 0,
+            initial_zxid: 0,
+            password_seed: 0x5eed_5eed_5eed_5eed,
+        }
+    }
+}
+
+/// What the shell must do, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Send this frame payload (without the length prefix) to the connection.
+    Send(ConnId, Vec<u8>),
+    /// Close the connection once everything queued before this action is flushed.
+    Close(ConnId),
+}
+
+/// Where a connection comes from; the `ip` identity of every connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnInfo {
+    /// The peer's address.
+    pub addr: IpAddr,
+}
+
+/// One session, as the four-letter words and test harnesses see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// The session id.
+    pub id: SessionId,
+    /// The negotiated timeout, ms.
+    pub timeout_ms: i32,
+    /// The monotonic ms of the expiry bucket the session is in.
+    pub expires_at_ms: u64,
+    /// The connection bound to it, if any.
+    pub conn: Option<ConnId>,
+    /// The paths of its ephemeral nodes, sorted.
+    pub ephemerals: Vec<String>,
+}
+
+/// Counters of delivered watch notifications (mntr's `*_watch_count` keys).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CoreMetrics {
+    /// NodeCreated notifications sent.
+    pub node_created_watch_count: u64,
+    /// NodeDeleted notifications sent.
+    pub node_deleted_watch_count: u64,
+    /// NodeDataChanged notifications sent.
+    pub node_changed_watch_count: u64,
+    /// NodeChildrenChanged notifications sent.
+    pub node_children_watch_count: u64,
+    /// Notifications sent per session (by the session of the receiving connection).
+    pub session_notifications: BTreeMap<SessionId, u64>,
+}
+
+impl CoreMetrics {
+    /// All notifications sent.
+    pub fn notifications_total(&self) -> u64 {
+        self.node_created_watch_count
+            + self.node_deleted_watch_count
+            + self.node_changed_watch_count
+            + self.node_children_watch_count
+    }
+
+    fn count(&mut self, event: EventType, session: Option<SessionId>) {
+        match event {
+            EventType::NodeCreated => self.node_created_watch_count += 1,
+            EventType::NodeDeleted => self.node_deleted_watch_count += 1,
+            EventType::NodeDataChanged => self.node_changed_watch_count += 1,
+            EventType::NodeChildrenChanged => self.node_children_watch_count += 1,
+            _ => {}
+        }
+        if let Some(session) = session {
+            *self.session_notifications.entry(session).or_default() += 1;
+        }
+    }
+}
+
+/// A connection the core knows: where it comes from, its session once connected, and its auth
+/// identities (which always start with `ip:<address>`, §6.10).
+#[derive(Debug)]
+struct Conn {
+    session: Option<SessionId>,
+    identities: Vec<Id>,
+}
+
+/// The deterministic ZooKeeper server state machine. See the module documentation.
+#[derive(Debug)]
+pub struct Core {
+    config: CoreConfig,
+    /// The last zxid handed out (§3.3).
+    zxid: i64,
+    tree: Tree,
+    sessions: Sessions,
+    conns: HashMap<ConnId, Conn>,
+    /// The data-watch manager: data, exist, persistent and recursive watches.
+    data_watches: WatchTable,
+    /// The child-watch manager: child, persistent and (3.8) recursive watches.
+    child_watches: WatchTable,
+    metrics: CoreMetrics,
+    /// When the container/TTL reaper next runs (monotonic ms, §8.3).
+    next_container_check: u64,
+}
+
+impl Core {
+    /// A fresh server: the initial tree of §16, no sessions, the first session id derived from
+    /// `now.wall_ms` as standalone ZooKeeper does (§2.5).
+    pub fn new(config: CoreConfig, now: Now) -> Core {
+        Core {
+            zxid: config.initial_zxid,
+            tree: Tree::new(),
+            sessions: Sessions::new(now.wall_ms, config.tick_time_ms, config.password_seed),
+            conns: HashMap::new(),
+            data_watches: WatchTable::default(),
+            child_watches: WatchTable::default(),
+            metrics: CoreMetrics::default(),
+            next_container_check: now
+                .mono_ms
+                .saturating_add(config.container_check_interval_ms),
+            config,
+        }
+    }
+
+    /// The configuration the core runs with.
+    pub fn config(&self) -> &CoreConfig {
+        &self.config
+    }
+
+    /// A TCP connection was accepted (gives the connection its `ip:<addr>` identity).
+    pub fn open_connection(&mut self, conn: ConnId, info: ConnInfo) {
+        let ip = Id::new("ip", acl::java_host_address(info.addr));
+        self.conns.insert(
+            conn,
+            Conn {
+                session: None,
+                identities: vec![ip],
+            },
+        );
+    }
+
+    /// The first frame payload of a connection (ConnectRequest bytes, no length prefix).
+    /// Returns the actions: Send(conn, ConnectResponse payload) [+ Close(conn) for an invalid
+    /// session (§2.4c)], Close(old_conn) first for any other connection bound to that session
+    /// (§2.4a), or only Close(conn) (no reply) when undecodable or lastZxidSeen > last zxid
+    /// (§2.4 step 2).
+    pub fn connect(&mut self, conn: ConnId, payload: &[u8], now: Now) -> Vec<Action> {
+        let request = match decode_from::<ConnectRequest>(payload) {
+            // "Client must try another server": refuse without a reply (§2.4 step 2).
+            Ok(r) if r.last_zxid_seen <= self.zxid => r,
+            _ => {
+                self.drop_conn(conn);
+                return vec![Action::Close(conn)];
+            }
+        };
+        if !self.conns.contains_key(&conn) {
+            self.open_connection(
+                conn,
+                ConnInfo {
+                    addr: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+                },
+            );
+        }
+        // §2.4 step 3: clamp into [min, max].
+        let min = i32::try_from(self.config.min_session_timeout_ms).unwrap_or(i32::MAX);
+        let max = i32::try_from(self.config.max_session_timeout_ms).unwrap_or(i32::MAX);
+        let timeout = request.timeout.max(min).min(max);
+        let read_only = request.read_only.map(|_| false);
+        let mut out = Vec::new();
+        let response = if request.session_id == 0 {
+            // createSession is a txn: it takes a zxid (§2.4 step 5).
+            self.zxid += 1;
+            let id = self.sessions.create(timeout, conn, now.mono_ms);
+            self.bind(conn, id);
+            let passwd = self.sessions.get(id).map(|s| s.passwd.to_vec());
+            ConnectResponse {
+                protocol_version: 0,
+                timeout,
+                session_id: id,
+                passwd,
+                read_only,
+            }
+        } else {
+            let id = request.session_id;
+            // §2.4 6a: any other connection on this session goes first, even when the password
+            // turns out to be wrong.
+            if let Some(old) = self.sessions.get(id).and_then(|s| s.conn)
+                && old != conn
+            {
+                self.drop_conn(old);
+                out.push(Action::Close(old));
+            }
+            let valid = self
+                .sessions
+                .get(id)
+                .is_some_and(|s| request.passwd.as_deref() == Some(&s.passwd[..]));
+            if !valid {
+                out.push(Action::Send(
+                    conn,
+                    ConnectResponse::invalid(request.read_only).to_bytes(),
+                ));
+                out.push(Action::Close(conn));
+                self.drop_conn(conn);
+                return out;
+            }
+            // §2.4 6b: same id and password, touched with the new timeout, no zxid.
+            let session = self.sessions.get_mut(id).expect("checked above");
+            session.timeout_ms = timeout;
+            let passwd = Some(session.passwd.to_vec());
+            self.sessions.touch(id, now.mono_ms);
+            self.bind(conn, id);
+            ConnectResponse {
+                protocol_version: 0,
+                timeout,
+                session_id: id,
+                passwd,
+                read_only,
+            }
+        };
+        out.push(Action::Send(conn, response.to_bytes()));
+        out
+    }
+
+    fn bind(&mut self, conn: ConnId, session: SessionId) {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.session = Some(session);
+        }
+        if let Some(s) = self.sessions.get_mut(session) {
+            s.conn = Some(conn);
+        }
+    }
+
+    /// Forgets a connection: its watches and identities go; its session stays (§13.3).
+    fn drop_conn(&mut self, conn: ConnId) {
+        self.data_watches.remove_conn(conn);
+        self.child_watches.remove_conn(conn);
+        if let Some(c) = self.conns.remove(&conn)
+            && let Some(session) = c.session.and_then(|s| self.sessions.get_mut(s))
+            && session.conn == Some(conn)
+        {
+            session.conn = None;
+        }
+    }
+
+    /// The socket is gone. Drop the connection's watches and identities; the session lives on.
+    pub fn close_connection(&mut self, conn: ConnId) {
+        self.drop_conn(conn);
+    }
+
+    /// Ends a session (§13.2, §13.4): one closeSession txn, then its ephemerals deleted with
+    /// their events. On expiry the live connection is closed without a reply or notification,
+    /// and its watches are dropped first so that nothing is queued to a socket about to close.
+    /// Returns the txn's zxid, or `None` if the session is unknown.
+    fn end_session(
+        &mut self,
+        id: SessionId,
+        now: Now,
+        expiring: bool,
+        out: &mut Vec<Action>,
+    ) -> Option<i64> {
+        let session = self.sessions.remove(id)?;
+        if expiring && let Some(conn) = session.conn {
+            self.drop_conn(conn);
+        }
+        self.zxid += 1;
+        let mut txn = Txn::new(self.zxid, now.wall_ms, id);
+        let paths: Vec<String> = self.tree.ephemerals_of(id).cloned().collect();
+        for path in paths {
+            self.remove_node(&path, &mut txn);
+        }
+        self.deliver(txn.fired, out);
+        if expiring && let Some(conn) = session.conn {
+            out.push(Action::Close(conn));
+        }
+        Some(self.zxid)
+    }
+
+    /// Expire due sessions (tick buckets, §13.1-13.2: closeSession txn takes one zxid,
+    /// ephemerals deleted with their events, Close(conn) for a still-connected socket with no
+    /// reply) and reap containers / TTL nodes (§8.3, §8.4, every container_check_interval_ms,
+    /// rate-limited by container_max_per_minute; each reap is a deleteContainer txn taking a
+    /// zxid and firing events).
+    pub fn tick(&mut self, now: Now) -> Vec<Action> {
+        let mut out = Vec::new();
+        for id in self.sessions.due(now.mono_ms) {
+            self.end_session(id, now, true, &mut out);
+        }
+        let interval = self.config.container_check_interval_ms;
+        if interval > 0 && now.mono_ms >= self.next_container_check {
+            // A fixed-rate timer that fell behind runs once, then resumes its cadence.
+            let behind = (now.mono_ms - self.next_container_check) / interval + 1;
+            self.next_container_check += behind * interval;
+            self.reap(now, &mut out);
+        }
+        out
+    }
+
+    /// The monotonic ms at which tick() next has work (earliest session bucket or next container
+    /// check), if any.
+    pub fn next_deadline(&self) -> Option<u64> {
+        let reaper = (self.config.container_check_interval_ms > 0
+            && !(self.tree.containers().is_empty() && self.tree.ttls().is_empty()))
+        .then_some(self.next_container_check);
+        [self.sessions.next_expiry(), reaper]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Expire a session immediately, exactly as a timeout would (for test harnesses). Returns
+    /// the actions.
+    pub fn expire_session(&mut self, session: SessionId, now: Now) -> Vec<Action> {
+        let mut out = Vec::new();
+        self.end_session(session, now, true, &mut out);
+        out
+    }
+
+    /// The last zxid handed out.
+    pub fn last_zxid(&self) -> i64 {
+        self.zxid
+    }
+
+    /// Sets the last zxid (test harnesses: e.g. to exercise the lastZxidSeen refusal).
+    pub fn set_last_zxid(&mut self, zxid: i64) {
+        self.zxid = zxid;
+    }
+
+    /// Sets a node's create counter C, which names its next sequential child (§8.1) and shows
+    /// in its cversion. False if the node does not exist.
+    pub fn set_sequence_counter(&mut self, path: &str, value: i32) -> bool {
+        self.tree.get_mut(path).map(|n| n.creates = value).is_some()
+    }
+
+    /// Real nodes, `/` included (4 on a fresh server; the `srvr` count adds ZooKeeper's alias).
+    pub fn node_count(&self) -> usize {
+        self.tree.len()
+    }
+
+    /// Sum of path lengths and data lengths, as ZooKeeper's `approximateDataSize`.
+    pub fn approximate_data_size(&self) -> u64 {
+        self.tree.data_size()
+    }
+
+    /// Number of ephemeral nodes.
+    pub fn ephemerals_count(&self) -> usize {
+        self.tree.ephemerals_count()
+    }
+
+    /// Every live session, by id.
+    pub fn sessions(&self) -> Vec<SessionInfo> {
+        self.sessions
+            .iter()
+            .map(|(&id, s)| SessionInfo {
+                id,
+                timeout_ms: s.timeout_ms,
+                expires_at_ms: s.expires_at,
+                conn: s.conn,
+                ephemerals: self.tree.ephemerals_of(id).cloned().collect(),
+            })
+            .collect()
+    }
+
+    /// The session a connection is bound to.
+    pub fn connection_session(&self, conn: ConnId) -> Option<SessionId> {
+        self.conns.get(&conn).and_then(|c| c.session)
+    }
+
+    /// A live session's negotiated timeout, ms.
+    pub fn session_timeout(&self, session: SessionId) -> Option<i32> {
+        self.sessions.get(session).map(|s| s.timeout_ms)
+    }
+
+    /// Data-table watches (data, exist, persistent, recursive) as (conn, session, path), sorted
+    /// — for wchs/wchc/wchp (§14.3).
+    pub fn data_watches(&self) -> Vec<(ConnId, SessionId, String)> {
+        let mut all: Vec<_> = self
+            .data_watches
+            .entries()
+            .map(|(conn, path)| {
+                (
+                    conn,
+                    self.connection_session(conn).unwrap_or(0),
+                    path.to_string(),
+                )
+            })
+            .collect();
+        all.sort();
+        all
+    }
+
+    /// All watches in both tables (mntr zk_watch_count).
+    pub fn watch_count(&self) -> usize {
+        self.data_watches.count() + self.child_watches.count()
+    }
+
+    /// Notification counters.
+    pub fn metrics(&self) -> &CoreMetrics {
+        &self.metrics
+    }
+}

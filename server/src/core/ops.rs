@@ -1,0 +1,460 @@
+//! The operations themselves: the checks of every write in ZooKeeper's exact error order (§6.2-
+//! §6.7), the reads (§6.5-§6.9), event delivery with READ-ACL filtering (§9.2, §9.9), and the
+//! container/TTL reaper (§8.3-§8.4).
+//!
+//! Invariants: a write either fails before mutating anything or succeeds completely, recording
+//! its undo steps and its events in the [`Txn`]; events are delivered only once the txn is
+//! committed (for a multi, after the last op), in the order they were recorded.
+
+use shepherd_protocol::{
+    Acl, CheckVersionRequest, CreateMode, CreateRequest, ErrorCode, EventType, GetACLResponse,
+    GetDataResponse, Id, KeeperState, OpCode, SetACLRequest, SetDataRequest, Stat, WatcherEvent,
+    encode_event, perms,
+};
+
+use super::tree::{Owner, Undo};
+use super::watch::Mode;
+use super::{Action, ConnId, Core, Now, SessionId, acl, path};
+
+/// The result of one check or operation: a ZooKeeper error code is a value, not a Rust error.
+pub(crate) type OpResult<T> = Result<T, ErrorCode>;
+
+/// The largest TTL a node may have: the 40 bits below the TTL marker (§6.2 step 3).
+const MAX_TTL: i64 = 0xFF_FFFF_FFFF;
+
+/// What a committed change fires (§9.2).
+#[derive(Debug)]
+pub(crate) enum Fired {
+    /// NodeCreated(path), then NodeChildrenChanged(parent).
+    Created {
+        path: String,
+        acl: Vec<Acl>,
+        parent_acl: Vec<Acl>,
+    },
+    /// NodeDeleted(path) to data then child watchers, then NodeChildrenChanged(parent).
+    Deleted {
+        path: String,
+        acl: Vec<Acl>,
+        parent_acl: Vec<Acl>,
+    },
+    /// NodeDataChanged(path).
+    DataChanged { path: String, acl: Vec<Acl> },
+}
+
+/// One transaction in progress: its zxid and time, and what it did.
+#[derive(Debug)]
+pub(crate) struct Txn {
+    pub zxid: i64,
+    /// Wall-clock ms, for ctime and mtime.
+    pub time: i64,
+    pub session: SessionId,
+    pub undo: Vec<Undo>,
+    pub fired: Vec<Fired>,
+}
+
+impl Txn {
+    pub fn new(zxid: i64, time: i64, session: SessionId) -> Txn {
+        Txn {
+            zxid,
+            time,
+            session,
+            undo: Vec::new(),
+            fired: Vec::new(),
+        }
+    }
+}
+
+fn check_version(expected: i32, actual: i32) -> OpResult<()> {
+    if expected == -1 || expected == actual {
+        Ok(())
+    } else {
+        Err(ErrorCode::BadVersion)
+    }
+}
+
+impl Core {
+    /// create, create2, createContainer, createTTL (§6.2), checks in the verified order.
+    /// `ttl` is -1 for every op but createTTL.
+    pub(crate) fn create(
+        &mut self,
+        op: OpCode,
+        req: &CreateRequest,
+        ttl: i64,
+        ids: &[Id],
+        txn: &mut Txn,
+    ) -> OpResult<(String, Stat)> {
+        use ErrorCode::{
+            BadArguments, InvalidACL, NoAuth, NoChildrenForEphemerals, NoNode, NodeExists,
+            Unimplemented,
+        };
+        let mode = CreateMode::try_from(req.flags).map_err(|_| BadArguments)?;
+        if mode.is_ttl() && !self.config.extended_types_enabled {
+            return Err(Unimplemented);
+        }
+        let ttl_ok = if mode.is_ttl() {
+            ttl > 0 && ttl <= MAX_TTL
+        } else {
+            ttl < 0
+        };
+        if !ttl_ok {
+            return Err(BadArguments);
+        }
+        let parent = path::parent_for_write(&req.path).ok_or(BadArguments)?;
+        // The ACL is judged before the parent is even looked up (§6.2 step 6).
+        let acl = acl::fixup(&req.acl, ids).ok_or(InvalidACL)?;
+        let parent_node = self.tree.get(parent).ok_or(NoNode)?;
+        if !acl::allows(&parent_node.acl, ids, perms::CREATE) {
+            return Err(NoAuth);
+        }
+        // The suffix is the create counter before this create, %010d, signed (§8.1); the full
+        // validation runs on the suffixed path, so `/p/` + sequential is fine.
+        let path = if mode.is_sequential() {
+            format!("{}{:010}", req.path, parent_node.creates)
+        } else {
+            req.path.clone()
+        };
+        if !path::is_valid(&path) {
+            return Err(BadArguments);
+        }
+        if self.tree.get(&path).is_some() {
+            return Err(NodeExists);
+        }
+        if matches!(parent_node.owner, Owner::Ephemeral(_)) {
+            return Err(NoChildrenForEphemerals);
+        }
+        // The opcode, not the flags, makes containers and TTL nodes (§6.2, last note).
+        let owner = match op {
+            OpCode::CreateContainer => Owner::Container,
+            OpCode::CreateTTL => Owner::Ttl(ttl),
+            _ if mode.is_ephemeral() => Owner::Ephemeral(txn.session),
+            _ => Owner::Persistent,
+        };
+        let parent_acl = parent_node.acl.clone();
+        self.tree.create(
+            &path,
+            req.data.clone(),
+            acl.clone(),
+            owner,
+            (txn.zxid, txn.time),
+            &mut txn.undo,
+        );
+        let stat = self.tree.get(&path).expect("just created").stat();
+        txn.fired.push(Fired::Created {
+            path: path.clone(),
+            acl,
+            parent_acl,
+        });
+        Ok((path, stat))
+    }
+
+    /// delete (§6.3).
+    pub(crate) fn delete(
+        &mut self,
+        path: &str,
+        version: i32,
+        ids: &[Id],
+        txn: &mut Txn,
+    ) -> OpResult<()> {
+        use ErrorCode::{BadArguments, NoAuth, NoNode, NotEmpty};
+        let parent = path::parent_for_write(path)
+            .filter(|_| !path::SYSTEM_NODES.contains(&path))
+            .ok_or(BadArguments)?;
+        let parent_node = self.tree.get(parent).ok_or(NoNode)?;
+        // Deleting needs DELETE on the parent; the node's own ACL does not matter.
+        if !acl::allows(&parent_node.acl, ids, perms::DELETE) {
+            return Err(NoAuth);
+        }
+        let node = self.tree.get(path).ok_or(NoNode)?;
+        check_version(version, node.version)?;
+        if !node.children.is_empty() {
+            return Err(NotEmpty);
+        }
+        self.remove_node(path, txn);
+        Ok(())
+    }
+
+    /// Deletes a childless node with no checks (delete, session close, reaping) and records
+    /// its events with the ACLs they are filtered by.
+    pub(crate) fn remove_node(&mut self, path: &str, txn: &mut Txn) {
+        let (parent, _) = path::split(path);
+        let parent_acl = self
+            .tree
+            .get(parent)
+            .map(|n| n.acl.clone())
+            .unwrap_or_default();
+        let acl = self.tree.delete(path, txn.zxid, &mut txn.undo);
+        txn.fired.push(Fired::Deleted {
+            path: path.to_string(),
+            acl,
+            parent_acl,
+        });
+    }
+
+    /// setData (§6.4).
+    pub(crate) fn set_data(
+        &mut self,
+        req: &SetDataRequest,
+        ids: &[Id],
+        txn: &mut Txn,
+    ) -> OpResult<Stat> {
+        use ErrorCode::{BadArguments, NoAuth, NoNode};
+        if !path::is_valid(&req.path) {
+            return Err(BadArguments);
+        }
+        let node = self.tree.get(&req.path).ok_or(NoNode)?;
+        if !acl::allows(&node.acl, ids, perms::WRITE) {
+            return Err(NoAuth);
+        }
+        check_version(req.version, node.version)?;
+        let acl = node.acl.clone();
+        self.tree.set_data(
+            &req.path,
+            req.data.clone(),
+            (txn.zxid, txn.time),
+            &mut txn.undo,
+        );
+        txn.fired.push(Fired::DataChanged {
+            path: req.path.clone(),
+            acl,
+        });
+        Ok(self.tree.get(&req.path).expect("exists").stat())
+    }
+
+    /// setACL (§6.7): the ACL is judged before the node is looked up; no event fires. Never
+    /// inside a multi, so nothing to undo.
+    pub(crate) fn set_acl(&mut self, req: &SetACLRequest, ids: &[Id]) -> OpResult<Stat> {
+        use ErrorCode::{BadArguments, InvalidACL, NoAuth, NoNode};
+        if !path::is_valid(&req.path) {
+            return Err(BadArguments);
+        }
+        let acl = acl::fixup(&req.acl, ids).ok_or(InvalidACL)?;
+        let node = self.tree.get_mut(&req.path).ok_or(NoNode)?;
+        if !acl::allows(&node.acl, ids, perms::ADMIN) {
+            return Err(NoAuth);
+        }
+        check_version(req.version, node.aversion)?;
+        node.acl = acl;
+        node.aversion = node.aversion.wrapping_add(1);
+        Ok(node.stat())
+    }
+
+    /// check, inside a multi (§10.3): READ is required.
+    pub(crate) fn check(&self, req: &CheckVersionRequest, ids: &[Id]) -> OpResult<()> {
+        use ErrorCode::{BadArguments, NoAuth, NoNode};
+        if !path::is_valid(&req.path) {
+            return Err(BadArguments);
+        }
+        let node = self.tree.get(&req.path).ok_or(NoNode)?;
+        if !acl::allows(&node.acl, ids, perms::READ) {
+            return Err(NoAuth);
+        }
+        check_version(req.version, node.version)
+    }
+
+    /// getData (§6.5): the watch is left only on success, under the path as sent.
+    pub(crate) fn get_data(
+        &mut self,
+        path: &str,
+        watch: Option<ConnId>,
+        ids: &[Id],
+    ) -> OpResult<GetDataResponse> {
+        let node = self
+            .tree
+            .get(path::lookup_key(path))
+            .ok_or(ErrorCode::NoNode)?;
+        if !acl::allows(&node.acl, ids, perms::READ) {
+            return Err(ErrorCode::NoAuth);
+        }
+        let response = GetDataResponse {
+            data: node.data.clone(),
+            stat: node.stat(),
+        };
+        if let Some(conn) = watch {
+            self.data_watches.add(path, conn, Mode::Standard);
+        }
+        Ok(response)
+    }
+
+    /// exists (§6.5): no ACL check in 3.8.0, and the watch is left even when the node is
+    /// missing (it is then an exist watch waiting for NodeCreated).
+    pub(crate) fn exists(&mut self, path: &str, watch: Option<ConnId>) -> OpResult<Stat> {
+        if path.contains('\0') {
+            return Err(ErrorCode::BadArguments);
+        }
+        if let Some(conn) = watch {
+            self.data_watches.add(path, conn, Mode::Standard);
+        }
+        self.tree
+            .get(path::lookup_key(path))
+            .map(|n| n.stat())
+            .ok_or(ErrorCode::NoNode)
+    }
+
+    /// getChildren and getChildren2 (§6.5): sorted names, the watch only on success.
+    pub(crate) fn get_children(
+        &mut self,
+        path: &str,
+        watch: Option<ConnId>,
+        ids: &[Id],
+    ) -> OpResult<(Vec<String>, Stat)> {
+        let node = self
+            .tree
+            .get(path::lookup_key(path))
+            .ok_or(ErrorCode::NoNode)?;
+        if !acl::allows(&node.acl, ids, perms::READ) {
+            return Err(ErrorCode::NoAuth);
+        }
+        let result = (node.children.iter().cloned().collect(), node.stat());
+        if let Some(conn) = watch {
+            self.child_watches.add(path, conn, Mode::Standard);
+        }
+        Ok(result)
+    }
+
+    /// getAllChildrenNumber (§6.5): all descendants. Java counts the keys that start with
+    /// `path + "/"`, so for the `""` alias it counts every real node.
+    pub(crate) fn all_children_number(&self, path: &str, ids: &[Id]) -> OpResult<i32> {
+        let node = self
+            .tree
+            .get(path::lookup_key(path))
+            .ok_or(ErrorCode::NoNode)?;
+        if !acl::allows(&node.acl, ids, perms::READ) {
+            return Err(ErrorCode::NoAuth);
+        }
+        let count = if path.is_empty() {
+            self.tree.len()
+        } else {
+            self.tree.descendants(path)
+        };
+        Ok(i32::try_from(count).unwrap_or(i32::MAX))
+    }
+
+    /// getACL (§6.6): READ or ADMIN, digest ids masked without ADMIN.
+    pub(crate) fn get_acl(&self, path: &str, ids: &[Id]) -> OpResult<GetACLResponse> {
+        let node = self
+            .tree
+            .get(path::lookup_key(path))
+            .ok_or(ErrorCode::NoNode)?;
+        if !acl::allows(&node.acl, ids, perms::READ | perms::ADMIN) {
+            return Err(ErrorCode::NoAuth);
+        }
+        Ok(GetACLResponse {
+            acl: acl::for_get_acl(&node.acl, ids),
+            stat: node.stat(),
+        })
+    }
+
+    /// getEphemerals (§6.9): the session's ephemerals whose path string-starts-with the prefix.
+    pub(crate) fn ephemerals(&self, session: SessionId, prefix: &str) -> Vec<String> {
+        let all = prefix.is_empty() || prefix == "/";
+        self.tree
+            .ephemerals_of(session)
+            .filter(|p| all || p.starts_with(prefix))
+            .cloned()
+            .collect()
+    }
+
+    /// Delivers the events of a committed txn, in order (§9.2), each connection at most once
+    /// per trigger (§9.3), dropping those the receiver may not READ (§9.9).
+    pub(crate) fn deliver(&mut self, fired: Vec<Fired>, out: &mut Vec<Action>) {
+        use EventType::{NodeChildrenChanged, NodeCreated, NodeDataChanged, NodeDeleted};
+        for event in fired {
+            match event {
+                Fired::Created {
+                    path,
+                    acl,
+                    parent_acl,
+                } => {
+                    let hit = self.data_watches.trigger(&path, NodeCreated);
+                    self.notify(hit, NodeCreated, &path, Some(&acl), out);
+                    let parent = path::split(&path).0;
+                    let hit = self.child_watches.trigger(parent, NodeChildrenChanged);
+                    self.notify(hit, NodeChildrenChanged, parent, Some(&parent_acl), out);
+                }
+                Fired::Deleted {
+                    path,
+                    acl,
+                    parent_acl,
+                } => {
+                    let first = self.data_watches.trigger(&path, NodeDeleted);
+                    let second = self.child_watches.trigger(&path, NodeDeleted);
+                    // Child watchers already told by the data trigger are skipped (§9.2).
+                    let second: Vec<ConnId> = second.difference(&first).copied().collect();
+                    self.notify(first, NodeDeleted, &path, Some(&acl), out);
+                    self.notify(second, NodeDeleted, &path, Some(&acl), out);
+                    let parent = path::split(&path).0;
+                    let hit = self.child_watches.trigger(parent, NodeChildrenChanged);
+                    self.notify(hit, NodeChildrenChanged, parent, Some(&parent_acl), out);
+                }
+                Fired::DataChanged { path, acl } => {
+                    let hit = self.data_watches.trigger(&path, NodeDataChanged);
+                    self.notify(hit, NodeDataChanged, &path, Some(&acl), out);
+                }
+            }
+        }
+    }
+
+    /// Sends one notification to each connection; `acl` is the ACL to filter by (None for
+    /// setWatches catch-up events, which are not filtered, §9.7). Header zxid -1 (3.8, §9.5).
+    pub(crate) fn notify(
+        &mut self,
+        conns: impl IntoIterator<Item = ConnId>,
+        event_type: EventType,
+        path: &str,
+        acl: Option<&[Acl]>,
+        out: &mut Vec<Action>,
+    ) {
+        for conn in conns {
+            let Some(c) = self.conns.get(&conn) else {
+                continue;
+            };
+            if let Some(acl) = acl
+                && !acl::allows(acl, &c.identities, perms::READ)
+            {
+                continue;
+            }
+            let event = WatcherEvent {
+                event_type,
+                state: KeeperState::SyncConnected,
+                path: path.to_string(),
+            };
+            let mut payload = Vec::new();
+            encode_event(-1, &event, &mut payload);
+            self.metrics.count(event_type, c.session);
+            out.push(Action::Send(conn, payload));
+        }
+    }
+
+    /// The container/TTL reaper (§8.3, §8.4): childless containers that once had a child (or
+    /// never-used ones past `max_never_used_interval_ms`), and childless TTL nodes unmodified
+    /// for longer than their TTL. Each deletion is its own deleteContainer txn with a zxid; at
+    /// most `interval × maxPerMinute / 60 000` (at least one) per run, the Java reaper's pacing.
+    pub(crate) fn reap(&mut self, now: Now, out: &mut Vec<Action>) {
+        let never_used = i64::try_from(self.config.max_never_used_interval_ms).unwrap_or(i64::MAX);
+        let elapsed = |mtime: i64| now.wall_ms.saturating_sub(mtime);
+        let containers = self.tree.containers().iter().filter(|p| {
+            self.tree.get(p).is_some_and(|n| {
+                n.children.is_empty()
+                    && (n.creates > 0 || (never_used != 0 && elapsed(n.mtime) > never_used))
+            })
+        });
+        let ttls = self.tree.ttls().iter().filter(|p| {
+            self.tree.get(p).is_some_and(|n| {
+                n.children.is_empty()
+                    && matches!(n.owner, Owner::Ttl(ttl) if ttl != 0 && elapsed(n.mtime) > ttl)
+            })
+        });
+        let budget = (u128::from(self.config.container_check_interval_ms)
+            * u128::from(self.config.container_max_per_minute)
+            / 60_000)
+            .max(1);
+        let budget = usize::try_from(budget).unwrap_or(usize::MAX);
+        let candidates: Vec<String> = containers.chain(ttls).take(budget).cloned().collect();
+        for path in candidates {
+            self.zxid += 1;
+            let mut txn = Txn::new(self.zxid, now.wall_ms, 0);
+            self.remove_node(&path, &mut txn);
+            self.deliver(txn.fired, out);
+        }
+    }
+}

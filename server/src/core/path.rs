@@ -1,0 +1,126 @@
+//! Path rules: ZooKeeper's `PathUtils.validatePath` (§6.1) and the cheaper parent split that
+//! create and delete apply before it (§6.2 step 5, §6.3 step 2).
+//!
+//! Nothing here touches the tree. Invariant: every path stored in the tree passed
+//! [`is_valid`], so tree code may split on `/` freely.
+
+/// The system nodes that exist from the start and can never be deleted (§16).
+pub(crate) const SYSTEM_NODES: [&str; 4] =
+    ["/", "/zookeeper", "/zookeeper/quota", "/zookeeper/config"];
+
+/// Whether `path` passes `PathUtils.validatePath` (§6.1).
+///
+/// Java checks UTF-16 code units; a character outside the BMP becomes a surrogate pair there
+/// (U+D800–U+DFFF, a banned range), so here every such character is invalid too.
+pub(crate) fn is_valid(path: &str) -> bool {
+    if !path.starts_with('/') {
+        return false;
+    }
+    if path.len() == 1 {
+        return true;
+    }
+    if path.ends_with('/') {
+        return false;
+    }
+    path[1..].split('/').all(|segment| {
+        !segment.is_empty()
+            && segment != "."
+            && segment != ".."
+            && segment.chars().all(|c| !is_banned_char(c))
+    })
+}
+
+fn is_banned_char(c: char) -> bool {
+    matches!(c as u32,
+        0x0000..=0x001f | 0x007f..=0x009f | 0xd800..=0xf8ff | 0xfff0..=0xffff | 0x1_0000..)
+}
+
+/// The parent as create and delete compute it: everything before the last `/`, with the root's
+/// `""` mapped to `/`. `None` (BadArguments) when there is no `/` or there is a NUL (§6.2 step 5).
+pub(crate) fn parent_for_write(path: &str) -> Option<&str> {
+    if path.contains('\0') {
+        return None;
+    }
+    let slash = path.rfind('/')?;
+    Some(if slash == 0 { "/" } else { &path[..slash] })
+}
+
+/// The parent of a stored (valid, non-root) path, and the child's name within it.
+pub(crate) fn split(path: &str) -> (&str, &str) {
+    match path.rfind('/') {
+        Some(0) | None => ("/", path.get(1..).unwrap_or("")),
+        Some(i) => (&path[..i], &path[i + 1..]),
+    }
+}
+
+/// The path reads look up: `""` is an alias of the root in the Java DataTree (§6.1).
+pub(crate) fn lookup_key(path: &str) -> &str {
+    if path.is_empty() { "/" } else { path }
+}
+
+/// `parent + "/" + name`, without doubling the root's slash.
+pub(crate) fn join(parent: &str, name: &str) -> String {
+    if parent == "/" {
+        format!("/{name}")
+    } else {
+        format!("{parent}/{name}")
+    }
+}
+
+/// Every proper ancestor of `path`, nearest first, ending with `/` (for recursive watches).
+pub(crate) fn ancestors(path: &str) -> impl Iterator<Item = &str> {
+    let mut cur = path;
+    std::iter::from_fn(move || {
+        if cur == "/" || cur.is_empty() {
+            return None;
+        }
+        let (parent, _) = split(cur);
+        cur = parent;
+        Some(parent)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_follows_path_utils() {
+        for ok in ["/", "/a", "/a/b", "/a.b", "/...", "/a/.x", "/ü"] {
+            assert!(is_valid(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "a",
+            "/a/",
+            "//",
+            "/a//b",
+            "/.",
+            "/..",
+            "/a/./b",
+            "/a/..",
+            "/a\0b",
+            "/a\u{1}",
+            "/\u{7f}",
+            "/\u{e000}",
+            "/\u{fff0}",
+            "/\u{1f600}",
+        ] {
+            assert!(!is_valid(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn parents() {
+        assert_eq!(parent_for_write("/x"), Some("/"));
+        assert_eq!(parent_for_write("/nope/"), Some("/nope"));
+        assert_eq!(parent_for_write("p"), None);
+        assert_eq!(parent_for_write("/a\0"), None);
+        assert_eq!(split("/a/b"), ("/a", "b"));
+        assert_eq!(split("/a"), ("/", "a"));
+        assert_eq!(ancestors("/a/b/c").collect::<Vec<_>>(), ["/a/b", "/a", "/"]);
+        assert_eq!(ancestors("/").count(), 0);
+        assert_eq!(join("/", "a"), "/a");
+        assert_eq!(join("/a", "b"), "/a/b");
+    }
+}

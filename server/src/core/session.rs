@@ -1,0 +1,170 @@
+//! Sessions (§2.4-§2.5, §13): ids, passwords, negotiated timeouts, the connection each is
+//! bound to, and the tick-wide expiry buckets of ZooKeeper's `ExpiryQueue`.
+//!
+//! Invariants: every live session sits in exactly one bucket, keyed by its expiry time
+//! `((now + timeout) / tick + 1) · tick` on the monotonic clock (§13.1); ids are handed out in
+//! increasing order from the standalone seed and never repeat; a password is a pure function of
+//! the id and the configured seed, so the core stays deterministic.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{ConnId, SessionId};
+
+/// One live session.
+#[derive(Debug, Clone)]
+pub(crate) struct Session {
+    pub passwd: [u8; 16],
+    pub timeout_ms: i32,
+    /// The bucket this session expires in (monotonic ms).
+    pub expires_at: u64,
+    /// The connection currently bound to it, if any.
+    pub conn: Option<ConnId>,
+}
+
+/// All live sessions and their expiry buckets.
+#[derive(Debug)]
+pub(crate) struct Sessions {
+    map: BTreeMap<SessionId, Session>,
+    buckets: BTreeMap<u64, BTreeSet<SessionId>>,
+    next_id: SessionId,
+    tick_ms: u64,
+    seed: u64,
+}
+
+/// splitmix64: a tiny, well-mixed PRNG step.
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The first session id of a standalone server started at `wall_ms` (§2.5):
+/// `(1 << 56) | ((wall_ms << 24) >>> 8)`. Its top byte is 0x01, so it is never 0, never the
+/// container marker and never looks like a TTL owner.
+pub(crate) fn first_session_id(wall_ms: i64) -> SessionId {
+    let low = ((wall_ms as u64) << 24) >> 8;
+    ((1u64 << 56) | low) as i64
+}
+
+impl Sessions {
+    pub fn new(wall_ms: i64, tick_ms: u32, seed: u64) -> Sessions {
+        Sessions {
+            map: BTreeMap::new(),
+            buckets: BTreeMap::new(),
+            next_id: first_session_id(wall_ms),
+            tick_ms: u64::from(tick_ms.max(1)),
+            seed,
+        }
+    }
+
+    fn password(&self, id: SessionId) -> [u8; 16] {
+        let mut state = self.seed ^ (id as u64) ^ 0xB341_5C00;
+        let mut out = [0u8; 16];
+        out[..8].copy_from_slice(&splitmix64(&mut state).to_be_bytes());
+        out[8..].copy_from_slice(&splitmix64(&mut state).to_be_bytes());
+        out
+    }
+
+    /// Creates a session bound to `conn` and returns its id.
+    pub fn create(&mut self, timeout_ms: i32, conn: ConnId, now_ms: u64) -> SessionId {
+        let id = self.next_id;
+        self.next_id += 1;
+        let session = Session {
+            passwd: self.password(id),
+            timeout_ms,
+            expires_at: 0,
+            conn: Some(conn),
+        };
+        self.map.insert(id, session);
+        self.touch(id, now_ms);
+        id
+    }
+
+    pub fn get(&self, id: SessionId) -> Option<&Session> {
+        self.map.get(&id)
+    }
+
+    pub fn get_mut(&mut self, id: SessionId) -> Option<&mut Session> {
+        self.map.get_mut(&id)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&SessionId, &Session)> {
+        self.map.iter()
+    }
+
+    /// Moves the session to the bucket for `now + timeout` (§13.1). False if it is gone.
+    pub fn touch(&mut self, id: SessionId, now_ms: u64) -> bool {
+        let Some(session) = self.map.get_mut(&id) else {
+            return false;
+        };
+        let timeout = u64::try_from(session.timeout_ms).unwrap_or(0);
+        let expires_at = ((now_ms + timeout) / self.tick_ms + 1) * self.tick_ms;
+        if expires_at != session.expires_at {
+            if let Some(bucket) = self.buckets.get_mut(&session.expires_at) {
+                bucket.remove(&id);
+                if bucket.is_empty() {
+                    self.buckets.remove(&session.expires_at);
+                }
+            }
+            session.expires_at = expires_at;
+            self.buckets.entry(expires_at).or_default().insert(id);
+        }
+        true
+    }
+
+    /// Forgets a session (closed or expired).
+    pub fn remove(&mut self, id: SessionId) -> Option<Session> {
+        let session = self.map.remove(&id)?;
+        if let Some(bucket) = self.buckets.get_mut(&session.expires_at) {
+            bucket.remove(&id);
+            if bucket.is_empty() {
+                self.buckets.remove(&session.expires_at);
+            }
+        }
+        Some(session)
+    }
+
+    /// Sessions whose bucket is due at `now_ms`, oldest bucket first.
+    pub fn due(&self, now_ms: u64) -> Vec<SessionId> {
+        self.buckets
+            .range(..=now_ms)
+            .flat_map(|(_, ids)| ids.iter().copied())
+            .collect()
+    }
+
+    /// The earliest bucket, if any session is live.
+    pub fn next_expiry(&self) -> Option<u64> {
+        self.buckets.keys().next().copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_and_buckets() {
+        assert_eq!(first_session_id(0x0006_153f), 0x0100_0006_153f_0000);
+        let id = first_session_id(0x0006_153f);
+        assert_eq!(id >> 56, 1);
+        let mut sessions = Sessions::new(1_700_000_000_000, 2000, 42);
+        let a = sessions.create(4000, 1, 1000);
+        let b = sessions.create(4000, 2, 1000);
+        assert_eq!(b, a + 1);
+        assert_ne!(
+            sessions.get(a).unwrap().passwd,
+            sessions.get(b).unwrap().passwd
+        );
+        // (1000 + 4000) / 2000 + 1 = 3 ticks → 6000.
+        assert_eq!(sessions.get(a).unwrap().expires_at, 6000);
+        assert!(sessions.due(5999).is_empty());
+        assert_eq!(sessions.due(6000), vec![a, b]);
+        sessions.touch(a, 2500);
+        assert_eq!(sessions.due(6000), vec![b]);
+        assert_eq!(sessions.next_expiry(), Some(6000));
+        sessions.remove(b);
+        assert_eq!(sessions.next_expiry(), Some(8000));
+    }
+}

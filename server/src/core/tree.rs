@@ -1,0 +1,419 @@
+//! The znode tree: nodes, their Stat bookkeeping (§7, §8.1), the indexes of ephemerals,
+//! containers and TTL nodes, and undoable mutation primitives for multi (§10.3).
+//!
+//! Invariants: every stored path is valid and its parent exists; a node's `children` names
+//! exactly the nodes one level below it; `creates` (the create counter C) only grows, so the
+//! visible cversion `2·C − numChildren` moves by one per child create or delete; ephemeral,
+//! container and TTL indexes hold exactly the nodes of that kind; `data_size` equals the sum that
+//! ZooKeeper's `approximateDataSize` reports. Mutations record [`Undo`] entries so a failed
+//! multi can be rolled back exactly; this module performs no permission or argument checks.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use shepherd_protocol::{Acl, Stat};
+
+use super::SessionId;
+use super::path;
+
+/// Who owns a node (the Java `ephemeralOwner` field, decoded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Owner {
+    /// A plain persistent node.
+    Persistent,
+    /// A real ephemeral owned by this session.
+    Ephemeral(SessionId),
+    /// A container (internal owner `Long.MIN_VALUE`).
+    Container,
+    /// A TTL node with this TTL in ms (internal owner `0xFF << 56 | ttl`).
+    Ttl(i64),
+}
+
+/// One znode.
+#[derive(Debug, Clone)]
+pub(crate) struct Node {
+    pub data: Option<Vec<u8>>,
+    pub acl: Vec<Acl>,
+    pub czxid: i64,
+    pub mzxid: i64,
+    pub pzxid: i64,
+    pub ctime: i64,
+    pub mtime: i64,
+    pub version: i32,
+    pub aversion: i32,
+    /// C: children ever created here; the sequence counter (§8.1).
+    pub creates: i32,
+    pub owner: Owner,
+    pub children: BTreeSet<String>,
+}
+
+impl Node {
+    fn new(data: Option<Vec<u8>>, acl: Vec<Acl>, zxid: i64, time: i64, owner: Owner) -> Node {
+        Node {
+            data,
+            acl,
+            czxid: zxid,
+            mzxid: zxid,
+            pzxid: zxid,
+            ctime: time,
+            mtime: time,
+            version: 0,
+            aversion: 0,
+            creates: 0,
+            owner,
+            children: BTreeSet::new(),
+        }
+    }
+
+    /// The Stat clients see (§7).
+    pub fn stat(&self) -> Stat {
+        let num_children = self.children.len() as i32;
+        Stat {
+            czxid: self.czxid,
+            mzxid: self.mzxid,
+            ctime: self.ctime,
+            mtime: self.mtime,
+            version: self.version,
+            // The visible cversion counts child creates plus child deletes (§8.1).
+            cversion: self.creates.wrapping_mul(2).wrapping_sub(num_children),
+            aversion: self.aversion,
+            // Containers and TTL nodes show 0 although their internal owner is a marker (§7).
+            ephemeral_owner: match self.owner {
+                Owner::Ephemeral(session) => session,
+                _ => 0,
+            },
+            data_length: self.data.as_ref().map_or(0, |d| d.len() as i32),
+            num_children,
+            pzxid: self.pzxid,
+        }
+    }
+}
+
+/// How to reverse one mutation.
+#[derive(Debug)]
+pub(crate) enum Undo {
+    /// A node was created; remove it.
+    Created(String),
+    /// A node was deleted; put it back.
+    Deleted(String, Node),
+    /// A parent's counter and pzxid changed.
+    ParentMeta {
+        path: String,
+        creates: i32,
+        pzxid: i64,
+    },
+    /// A node's data changed.
+    Data {
+        path: String,
+        data: Option<Vec<u8>>,
+        version: i32,
+        mzxid: i64,
+        mtime: i64,
+    },
+}
+
+/// The tree and its indexes.
+#[derive(Debug)]
+pub(crate) struct Tree {
+    nodes: HashMap<String, Node>,
+    ephemerals: BTreeMap<SessionId, BTreeSet<String>>,
+    containers: BTreeSet<String>,
+    ttls: BTreeSet<String>,
+    data_size: u64,
+}
+
+/// Java measures path lengths in UTF-16 code units.
+fn java_len(s: &str) -> u64 {
+    s.encode_utf16().count() as u64
+}
+
+fn data_len(data: &Option<Vec<u8>>) -> u64 {
+    data.as_ref().map_or(0, |d| d.len() as u64)
+}
+
+impl Tree {
+    /// The fresh tree of §16, with its odd stats: `/zookeeper` hangs under the root without
+    /// counting as a create (root cversion -1, `/zookeeper` -2), and `/zookeeper/config` is
+    /// READ-only with aversion -1.
+    pub fn new() -> Tree {
+        let empty = || Some(Vec::new());
+        let mut tree = Tree {
+            nodes: HashMap::new(),
+            ephemerals: BTreeMap::new(),
+            containers: BTreeSet::new(),
+            ttls: BTreeSet::new(),
+            data_size: 0,
+        };
+        for p in path::SYSTEM_NODES {
+            let acl = if p == "/zookeeper/config" {
+                Acl::read_unsafe()
+            } else {
+                Acl::open_unsafe()
+            };
+            let mut node = Node::new(empty(), acl, 0, 0, Owner::Persistent);
+            if p == "/zookeeper/config" {
+                node.aversion = -1;
+            }
+            tree.data_size += java_len(p);
+            if p != "/" {
+                let (parent, name) = path::split(p);
+                tree.nodes
+                    .get_mut(parent)
+                    .expect("parents first")
+                    .children
+                    .insert(name.to_string());
+            }
+            tree.nodes.insert(p.to_string(), node);
+        }
+        tree
+    }
+
+    pub fn get(&self, path: &str) -> Option<&Node> {
+        self.nodes.get(path)
+    }
+
+    pub fn get_mut(&mut self, path: &str) -> Option<&mut Node> {
+        self.nodes.get_mut(path)
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// ZooKeeper's `approximateDataSize`: its node map holds the root twice (`""` and `/`), so
+    /// the root's data counts twice.
+    pub fn data_size(&self) -> u64 {
+        self.data_size + self.nodes.get("/").map_or(0, |n| data_len(&n.data))
+    }
+
+    pub fn ephemerals_of(&self, session: SessionId) -> impl Iterator<Item = &String> {
+        self.ephemerals.get(&session).into_iter().flatten()
+    }
+
+    pub fn ephemerals_count(&self) -> usize {
+        self.ephemerals.values().map(BTreeSet::len).sum()
+    }
+
+    pub fn containers(&self) -> &BTreeSet<String> {
+        &self.containers
+    }
+
+    pub fn ttls(&self) -> &BTreeSet<String> {
+        &self.ttls
+    }
+
+    /// Number of descendants (getAllChildrenNumber, §6.5).
+    pub fn descendants(&self, path: &str) -> usize {
+        let mut count = 0;
+        let mut stack = vec![path.to_string()];
+        while let Some(p) = stack.pop() {
+            if let Some(node) = self.nodes.get(&p) {
+                count += node.children.len();
+                stack.extend(node.children.iter().map(|c| path::join(&p, c)));
+            }
+        }
+        count
+    }
+
+    fn index(&mut self, path: &str, owner: Owner, add: bool) {
+        let set = match owner {
+            Owner::Persistent => return,
+            Owner::Ephemeral(session) => self.ephemerals.entry(session).or_default(),
+            Owner::Container => &mut self.containers,
+            Owner::Ttl(_) => &mut self.ttls,
+        };
+        if add {
+            set.insert(path.to_string());
+        } else {
+            set.remove(path);
+        }
+        if let Owner::Ephemeral(session) = owner
+            && self
+                .ephemerals
+                .get(&session)
+                .is_some_and(BTreeSet::is_empty)
+        {
+            self.ephemerals.remove(&session);
+        }
+    }
+
+    fn attach(&mut self, path: &str, node: Node) {
+        let (parent, name) = path::split(path);
+        self.nodes
+            .get_mut(parent)
+            .expect("parent exists")
+            .children
+            .insert(name.to_string());
+        self.data_size += java_len(path) + data_len(&node.data);
+        self.index(path, node.owner, true);
+        self.nodes.insert(path.to_string(), node);
+    }
+
+    fn detach(&mut self, path: &str) -> Node {
+        let node = self.nodes.remove(path).expect("node exists");
+        let (parent, name) = path::split(path);
+        if let Some(p) = self.nodes.get_mut(parent) {
+            p.children.remove(name);
+        }
+        self.data_size -= java_len(path) + data_len(&node.data);
+        self.index(path, node.owner, false);
+        node
+    }
+
+    fn touch_parent(&mut self, path: &str, zxid: i64, created: bool, undo: &mut Vec<Undo>) {
+        let (parent, _) = path::split(path);
+        let p = self.nodes.get_mut(parent).expect("parent exists");
+        undo.push(Undo::ParentMeta {
+            path: parent.to_string(),
+            creates: p.creates,
+            pzxid: p.pzxid,
+        });
+        if created {
+            p.creates = p.creates.wrapping_add(1);
+        }
+        p.pzxid = zxid;
+    }
+
+    /// Creates a node whose parent exists and which does not (checked by the caller).
+    pub fn create(
+        &mut self,
+        path: &str,
+        data: Option<Vec<u8>>,
+        acl: Vec<Acl>,
+        owner: Owner,
+        (zxid, time): (i64, i64),
+        undo: &mut Vec<Undo>,
+    ) {
+        self.touch_parent(path, zxid, true, undo);
+        self.attach(path, Node::new(data, acl, zxid, time, owner));
+        undo.push(Undo::Created(path.to_string()));
+    }
+
+    /// Deletes a childless node (checked by the caller), returning its ACL for event filtering.
+    pub fn delete(&mut self, path: &str, zxid: i64, undo: &mut Vec<Undo>) -> Vec<Acl> {
+        self.touch_parent(path, zxid, false, undo);
+        let node = self.detach(path);
+        let acl = node.acl.clone();
+        undo.push(Undo::Deleted(path.to_string(), node));
+        acl
+    }
+
+    /// Replaces a node's data: version +1, mzxid and mtime updated (§6.4).
+    pub fn set_data(
+        &mut self,
+        path: &str,
+        data: Option<Vec<u8>>,
+        (zxid, time): (i64, i64),
+        undo: &mut Vec<Undo>,
+    ) {
+        let node = self.nodes.get_mut(path).expect("node exists");
+        self.data_size = self.data_size + data_len(&data) - data_len(&node.data);
+        let old = std::mem::replace(&mut node.data, data);
+        undo.push(Undo::Data {
+            path: path.to_string(),
+            data: old,
+            version: node.version,
+            mzxid: node.mzxid,
+            mtime: node.mtime,
+        });
+        node.version = node.version.wrapping_add(1);
+        node.mzxid = zxid;
+        node.mtime = time;
+    }
+
+    /// Reverses mutations, newest first.
+    pub fn rollback(&mut self, undo: Vec<Undo>) {
+        for step in undo.into_iter().rev() {
+            match step {
+                Undo::Created(path) => {
+                    self.detach(&path);
+                }
+                Undo::Deleted(path, node) => self.attach(&path, node),
+                Undo::ParentMeta {
+                    path,
+                    creates,
+                    pzxid,
+                } => {
+                    let node = self.nodes.get_mut(&path).expect("parent exists");
+                    node.creates = creates;
+                    node.pzxid = pzxid;
+                }
+                Undo::Data {
+                    path,
+                    data,
+                    version,
+                    mzxid,
+                    mtime,
+                } => {
+                    let node = self.nodes.get_mut(&path).expect("node exists");
+                    self.data_size = self.data_size + data_len(&data) - data_len(&node.data);
+                    node.data = data;
+                    node.version = version;
+                    node.mzxid = mzxid;
+                    node.mtime = mtime;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_tree_stats() {
+        let tree = Tree::new();
+        assert_eq!(tree.len(), 4);
+        assert_eq!(tree.data_size(), 44);
+        let root = tree.get("/").unwrap().stat();
+        assert_eq!((root.cversion, root.num_children), (-1, 1));
+        assert_eq!(tree.get("/zookeeper").unwrap().stat().cversion, -2);
+        let config = tree.get("/zookeeper/config").unwrap();
+        assert_eq!(config.stat().aversion, -1);
+        assert_eq!(config.acl, Acl::read_unsafe());
+        assert_eq!(tree.descendants("/"), 3);
+    }
+
+    #[test]
+    fn rollback_restores_everything() {
+        let mut tree = Tree::new();
+        let mut undo = Vec::new();
+        tree.create(
+            "/a",
+            Some(b"x".to_vec()),
+            Acl::open_unsafe(),
+            Owner::Persistent,
+            (1, 5),
+            &mut undo,
+        );
+        let before_root = tree.get("/").unwrap().stat();
+        let size = tree.data_size();
+        let mut undo = Vec::new();
+        tree.create(
+            "/a/e",
+            None,
+            Acl::open_unsafe(),
+            Owner::Ephemeral(7),
+            (2, 6),
+            &mut undo,
+        );
+        tree.set_data("/a", None, (2, 6), &mut undo);
+        tree.delete("/a/e", 2, &mut undo);
+        tree.create(
+            "/c",
+            None,
+            Acl::open_unsafe(),
+            Owner::Container,
+            (2, 6),
+            &mut undo,
+        );
+        tree.rollback(undo);
+        assert_eq!(tree.get("/").unwrap().stat(), before_root);
+        assert_eq!(tree.get("/a").unwrap().stat().version, 0);
+        assert_eq!(tree.get("/a").unwrap().data.as_deref(), Some(&b"x"[..]));
+        assert_eq!(tree.data_size(), size);
+        assert!(tree.get("/a/e").is_none() && tree.containers().is_empty());
+        assert_eq!(tree.ephemerals_count(), 0);
+        assert_eq!(tree.get("/a").unwrap().stat().cversion, 0);
+    }
+}

@@ -1,0 +1,187 @@
+//! Watch registrations (§9) with ZooKeeper 3.8's semantics: two tables (data and child), and in
+//! each table **one mode per (connection, path)**, the last registration overwriting the
+//! previous one (§9.4).
+//!
+//! Invariants: `by_path` and `by_conn` describe the same set of (connection, path) pairs;
+//! `recursive` counts the recursive entries, so ancestors are only walked when one exists.
+//! Triggering returns each matching connection once (§9.3) and consumes one-shot watches
+//! whether or not the event is later filtered out by ACL (§9.9); delivery is the caller's job.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use shepherd_protocol::EventType;
+
+use super::ConnId;
+use super::path;
+
+/// How a registration behaves when it fires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// One-shot (getData, exists, getChildren, setWatches).
+    Standard,
+    /// addWatch mode 0: stays, exact path only.
+    Persistent,
+    /// addWatch mode 1: stays, the path and every descendant, never NodeChildrenChanged.
+    Recursive,
+}
+
+/// One of the two watch managers.
+#[derive(Debug, Default)]
+pub(crate) struct WatchTable {
+    by_path: HashMap<String, BTreeMap<ConnId, Mode>>,
+    by_conn: HashMap<ConnId, BTreeSet<String>>,
+    recursive: usize,
+}
+
+impl WatchTable {
+    /// Registers (or overwrites, §9.4) the connection's watch on `path`.
+    pub fn add(&mut self, path: &str, conn: ConnId, mode: Mode) {
+        let old = self
+            .by_path
+            .entry(path.to_string())
+            .or_default()
+            .insert(conn, mode);
+        if old == Some(Mode::Recursive) {
+            self.recursive -= 1;
+        }
+        if mode == Mode::Recursive {
+            self.recursive += 1;
+        }
+        self.by_conn
+            .entry(conn)
+            .or_default()
+            .insert(path.to_string());
+    }
+
+    /// Removes the connection's watch on `path`, whatever its mode. False if there was none.
+    pub fn remove(&mut self, path: &str, conn: ConnId) -> bool {
+        let Some(watchers) = self.by_path.get_mut(path) else {
+            return false;
+        };
+        let Some(mode) = watchers.remove(&conn) else {
+            return false;
+        };
+        if watchers.is_empty() {
+            self.by_path.remove(path);
+        }
+        if mode == Mode::Recursive {
+            self.recursive -= 1;
+        }
+        if let Some(paths) = self.by_conn.get_mut(&conn) {
+            paths.remove(path);
+            if paths.is_empty() {
+                self.by_conn.remove(&conn);
+            }
+        }
+        true
+    }
+
+    pub fn contains(&self, path: &str, conn: ConnId) -> bool {
+        self.by_path
+            .get(path)
+            .is_some_and(|w| w.contains_key(&conn))
+    }
+
+    /// Drops every watch of a connection (its socket is gone, §9.7).
+    pub fn remove_conn(&mut self, conn: ConnId) {
+        for path in self.by_conn.remove(&conn).unwrap_or_default() {
+            if let Some(watchers) = self.by_path.get_mut(&path) {
+                if watchers.remove(&conn) == Some(Mode::Recursive) {
+                    self.recursive -= 1;
+                }
+                if watchers.is_empty() {
+                    self.by_path.remove(&path);
+                }
+            }
+        }
+    }
+
+    /// Fires `event` at `path`: the connections to notify, once each (§9.3). One-shot watches
+    /// at the path are consumed; recursive watches on the path or an ancestor match every event
+    /// but NodeChildrenChanged; standard and persistent watches only match at the path itself.
+    pub fn trigger(&mut self, path: &str, event: EventType) -> BTreeSet<ConnId> {
+        let mut hit = BTreeSet::new();
+        let mut consumed = Vec::new();
+        if let Some(watchers) = self.by_path.get(path) {
+            for (&conn, &mode) in watchers {
+                match mode {
+                    Mode::Recursive => {
+                        if event != EventType::NodeChildrenChanged {
+                            hit.insert(conn);
+                        }
+                    }
+                    Mode::Persistent => {
+                        hit.insert(conn);
+                    }
+                    Mode::Standard => {
+                        hit.insert(conn);
+                        consumed.push(conn);
+                    }
+                }
+            }
+        }
+        for conn in consumed {
+            self.remove(path, conn);
+        }
+        if self.recursive > 0 && event != EventType::NodeChildrenChanged {
+            for ancestor in path::ancestors(path) {
+                if let Some(watchers) = self.by_path.get(ancestor) {
+                    hit.extend(
+                        watchers
+                            .iter()
+                            .filter(|(_, m)| **m == Mode::Recursive)
+                            .map(|(c, _)| *c),
+                    );
+                }
+            }
+        }
+        hit
+    }
+
+    /// Number of (connection, path) registrations.
+    pub fn count(&self) -> usize {
+        self.by_path.values().map(BTreeMap::len).sum()
+    }
+
+    /// Every (connection, path) registration.
+    pub fn entries(&self) -> impl Iterator<Item = (ConnId, &str)> {
+        self.by_path
+            .iter()
+            .flat_map(|(p, w)| w.keys().map(move |c| (*c, p.as_str())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use EventType::*;
+
+    #[test]
+    fn one_shot_and_overwrite() {
+        let mut t = WatchTable::default();
+        t.add("/p", 1, Mode::Persistent);
+        t.add("/p", 2, Mode::Standard);
+        assert_eq!(t.trigger("/p", NodeDataChanged), BTreeSet::from([1, 2]));
+        assert_eq!(t.trigger("/p", NodeDataChanged), BTreeSet::from([1]));
+        // 3.8: a one-shot registration downgrades the persistent one (§9.4).
+        t.add("/p", 1, Mode::Standard);
+        assert_eq!(t.trigger("/p", NodeDataChanged), BTreeSet::from([1]));
+        assert!(t.trigger("/p", NodeDataChanged).is_empty());
+        assert_eq!(t.count(), 0);
+    }
+
+    #[test]
+    fn recursive_matches_descendants_except_children_changed() {
+        let mut t = WatchTable::default();
+        t.add("/a", 1, Mode::Recursive);
+        t.add("/a/b", 2, Mode::Persistent);
+        assert_eq!(t.trigger("/a/b/c", NodeCreated), BTreeSet::from([1]));
+        assert_eq!(t.trigger("/a/b", NodeChildrenChanged), BTreeSet::from([2]));
+        assert_eq!(t.trigger("/a", NodeChildrenChanged), BTreeSet::new());
+        t.remove_conn(1);
+        assert!(t.trigger("/a/x", NodeCreated).is_empty());
+        assert_eq!(t.recursive, 0);
+        assert!(t.remove("/a/b", 2));
+        assert!(!t.remove("/a/b", 2));
+    }
+}

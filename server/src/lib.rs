@@ -1,0 +1,26 @@
+//! A ZooKeeper 3.8-compatible coordination server that runs inside any process.
+//!
+//! Start one on a free port in milliseconds, point any ZooKeeper client at
+//! [`ServerHandle::connect_string`], and shut it down when the test ends:
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! let server = shepherd_server::Server::builder().start().await?;
+//! println!("ZooKeeper at {}", server.connect_string());
+//! server.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The crate has two halves. [`core`] is deterministic: the znode tree, sessions, watches and
+//! the application of requests, with time passed in. The shell (this module's [`Server`],
+//! [`ServerBuilder`] and [`ServerHandle`]) is a thin tokio layer of sockets, framing, a clock and
+//! four-letter words around it.
+
+pub mod config;
+pub mod core;
+mod shell;
+
+pub use config::{Config, FourLetterWhitelist};
+pub use shell::{ConnStats, Server, ServerBuilder, ServerHandle, ServerStats};

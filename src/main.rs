@@ -1,0 +1,136 @@
+//! The `shepherd` command: `shepherd serve` runs a ZooKeeper-compatible dev coordinator.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use shepherd_server::{Config, Server};
+
+#[derive(Parser)]
+#[command(
+    name = "shepherd",
+    version,
+    about = "A ZooKeeper-compatible coordination server"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run an in-memory, standalone ZooKeeper-compatible server.
+    Serve {
+        /// Port to listen on (0 picks a free one). Overrides clientPort from --config.
+        #[arg(long)]
+        port: Option<u16>,
+        /// Address to bind. Loopback unless you say otherwise.
+        #[arg(long)]
+        bind: Option<IpAddr>,
+        /// tickTime in milliseconds (session timeouts are bounded to 2 and 20 ticks).
+        #[arg(long = "tick-time")]
+        tick_time: Option<u64>,
+        /// A zoo.cfg to read; unknown keys are warned about, not fatal.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match cli.command {
+        Command::Serve {
+            port,
+            bind,
+            tick_time,
+            config,
+        } => serve(port, bind, tick_time, config),
+    }
+}
+
+fn serve(
+    port: Option<u16>,
+    bind: Option<IpAddr>,
+    tick_time: Option<u64>,
+    config_file: Option<PathBuf>,
+) -> ExitCode {
+    let mut config = Config {
+        port: 2181,
+        ..Config::default()
+    };
+    if let Some(path) = &config_file {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(error) => {
+                eprintln!("error: cannot read {}: {error}", path.display());
+                return ExitCode::from(2);
+            }
+        };
+        match config.apply_zoo_cfg(&text) {
+            Ok(warnings) => {
+                for warning in warnings {
+                    tracing::warn!("{}: {warning}", path.display());
+                }
+            }
+            Err(error) => {
+                eprintln!("error: {}: {error}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if let Some(tick) = tick_time {
+        if tick == 0 {
+            eprintln!("error: --tick-time must be at least 1 ms");
+            return ExitCode::from(2);
+        }
+        config.set_tick_time(Duration::from_millis(tick));
+    }
+    if let Some(port) = port {
+        config.port = port;
+    }
+    if let Some(bind) = bind {
+        config.bind = bind;
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        let (bind, port) = (config.bind, config.port);
+        let server = match Server::builder().config(config).start().await {
+            Ok(server) => server,
+            Err(error) if error.kind() == std::io::ErrorKind::AddrInUse => {
+                eprintln!("error: {bind}:{port} is already in use (is another ZooKeeper running?)");
+                return ExitCode::from(3);
+            }
+            Err(error) => {
+                eprintln!("error: cannot listen on {bind}:{port}: {error}");
+                return ExitCode::from(3);
+            }
+        };
+        // Scripts read the port from this line; keep its shape.
+        println!("shepherd listening on {}", server.local_addr());
+        tracing::info!(addr = %server.local_addr(), "serving; Ctrl-C to stop");
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::error!(%error, "cannot wait for Ctrl-C; stopping");
+        }
+        tracing::info!("stopping");
+        server.shutdown().await;
+        ExitCode::SUCCESS
+    })
+}
