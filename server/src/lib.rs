@@ -23,4 +23,7 @@ pub mod core;
 mod shell;
 
 pub use config::{Config, FourLetterWhitelist};
-pub use shell::{ConnStats, Server, ServerBuilder, ServerHandle, ServerStats};
+pub use shell::{
+    ConnStats, Fault, FaultId, FaultRule, FaultTimes, HarnessError, Server, ServerBuilder,
+    ServerHandle, ServerStats,
+};

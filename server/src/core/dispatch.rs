@@ -20,7 +20,7 @@ use super::watch::Mode;
 use super::{Action, ConnId, Core, Now, SessionId, acl, path};
 
 /// A reply payload: the header, then the body only on success (§4.2).
-fn reply(xid: i32, zxid: i64, err: ErrorCode, body: Option<&Response>) -> Vec<u8> {
+pub(super) fn reply(xid: i32, zxid: i64, err: ErrorCode, body: Option<&Response>) -> Vec<u8> {
     let header = ReplyHeader {
         xid,
         zxid,

@@ -15,6 +15,7 @@
 
 pub mod acl;
 mod dispatch;
+mod harness;
 mod multi;
 mod ops;
 mod path;
@@ -29,6 +30,9 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use shepherd_protocol::{Codec, ConnectRequest, ConnectResponse, EventType, Id, decode_from};
 
+pub use harness::{
+    NodeInfo, NotificationCounts, RequestPeek, WatchInfo, WatchKind, WatchMode, peek,
+};
 use ops::Txn;
 use session::Sessions;
 use tree::Tree;
@@ -123,9 +127,56 @@ pub struct SessionInfo {
     pub conn: Option<ConnId>,
     /// The paths of its ephemeral nodes, sorted.
     pub ephemerals: Vec<String>,
+    /// The watches of its current connection, both tables, sorted (empty while disconnected:
+    /// watches belong to connections, §9.7).
+    pub watches: Vec<WatchInfo>,
 }
 
-/// Counters of delivered watch notifications (mntr's `*_watch_count` keys).
+/// ZooKeeper's `AvgMinMaxCounter`: a summary of samples, printed by mntr as
+/// `zk_{avg,min,max,cnt,sum}_<name>`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TriggerSummary {
+    /// Samples recorded.
+    pub count: u64,
+    /// Their sum.
+    pub sum: u64,
+    /// The smallest (0 before any sample).
+    pub min: u64,
+    /// The largest (0 before any sample).
+    pub max: u64,
+}
+
+impl TriggerSummary {
+    fn record(&mut self, value: u64) {
+        self.min = if self.count == 0 {
+            value
+        } else {
+            self.min.min(value)
+        };
+        self.max = self.max.max(value);
+        self.count += 1;
+        self.sum += value;
+    }
+
+    /// The mean, rounded half-up to 4 decimals as ZooKeeper does (0 before any sample).
+    pub fn avg(&self) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        (self.sum as f64 / self.count as f64 * 10_000.0).round() / 10_000.0
+    }
+}
+
+/// Counters of watch notifications.
+///
+/// Two views, deliberately different:
+/// * the `node_*_watch_count` counters, `session_notifications` and `watch_bytes` count
+///   notifications **delivered**: after READ-ACL filtering (§9.9), one per connection per
+///   trigger, setWatches catch-up events included;
+/// * the `*_triggers` summaries are ZooKeeper's mntr `*_watch_count` metrics: one sample per
+///   trigger of a watch table that matched at least one watcher, valued at the number matched,
+///   before ACL filtering (a NodeDeleted samples the data table and the child table separately,
+///   even when the same connection is in both). Catch-up events are not triggers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CoreMetrics {
     /// NodeCreated notifications sent.
@@ -138,6 +189,16 @@ pub struct CoreMetrics {
     pub node_children_watch_count: u64,
     /// Notifications sent per session (by the session of the receiving connection).
     pub session_notifications: BTreeMap<SessionId, u64>,
+    /// Bytes of notification payloads sent (mntr `zk_watch_bytes`; frame prefix excluded).
+    pub watch_bytes: u64,
+    /// NodeCreated triggers (mntr `node_created_watch_count`).
+    pub node_created_triggers: TriggerSummary,
+    /// NodeDeleted triggers (mntr `node_deleted_watch_count`).
+    pub node_deleted_triggers: TriggerSummary,
+    /// NodeDataChanged triggers (mntr `node_changed_watch_count`).
+    pub node_changed_triggers: TriggerSummary,
+    /// NodeChildrenChanged triggers (mntr `node_children_watch_count`).
+    pub node_children_triggers: TriggerSummary,
 }
 
 impl CoreMetrics {
@@ -149,7 +210,7 @@ impl CoreMetrics {
             + self.node_children_watch_count
     }
 
-    fn count(&mut self, event: EventType, session: Option<SessionId>) {
+    fn count(&mut self, event: EventType, session: Option<SessionId>, bytes: usize) {
         match event {
             EventType::NodeCreated => self.node_created_watch_count += 1,
             EventType::NodeDeleted => self.node_deleted_watch_count += 1,
@@ -157,9 +218,21 @@ impl CoreMetrics {
             EventType::NodeChildrenChanged => self.node_children_watch_count += 1,
             _ => {}
         }
+        self.watch_bytes += bytes as u64;
         if let Some(session) = session {
             *self.session_notifications.entry(session).or_default() += 1;
         }
+    }
+
+    fn record_trigger(&mut self, event: EventType, matched: u64) {
+        let summary = match event {
+            EventType::NodeCreated => &mut self.node_created_triggers,
+            EventType::NodeDeleted => &mut self.node_deleted_triggers,
+            EventType::NodeDataChanged => &mut self.node_changed_triggers,
+            EventType::NodeChildrenChanged => &mut self.node_children_triggers,
+            _ => return,
+        };
+        summary.record(matched);
     }
 }
 
@@ -442,6 +515,7 @@ impl Core {
                 expires_at_ms: s.expires_at,
                 conn: s.conn,
                 ephemerals: self.tree.ephemerals_of(id).cloned().collect(),
+                watches: s.conn.map(|conn| self.watches_of(conn)).unwrap_or_default(),
             })
             .collect()
     }
@@ -462,7 +536,7 @@ impl Core {
         let mut all: Vec<_> = self
             .data_watches
             .entries()
-            .map(|(conn, path)| {
+            .map(|(conn, path, _)| {
                 (
                     conn,
                     self.connection_session(conn).unwrap_or(0),

@@ -6,6 +6,8 @@
 //! its undo steps and its events in the [`Txn`]; events are delivered only once the txn is
 //! committed (for a multi, after the last op), in the order they were recorded.
 
+use std::collections::BTreeSet;
+
 use shepherd_protocol::{
     Acl, CheckVersionRequest, CreateMode, CreateRequest, ErrorCode, EventType, GetACLResponse,
     GetDataResponse, Id, KeeperState, OpCode, SetACLRequest, SetDataRequest, Stat, WatcherEvent,
@@ -14,6 +16,13 @@ use shepherd_protocol::{
 
 use super::tree::{Owner, Undo};
 use super::watch::Mode;
+
+/// Which watch manager a trigger goes to.
+#[derive(Debug, Clone, Copy)]
+enum Table {
+    Data,
+    Child,
+}
 use super::{Action, ConnId, Core, Now, SessionId, acl, path};
 
 /// The result of one check or operation: a ZooKeeper error code is a value, not a Rust error.
@@ -357,7 +366,7 @@ impl Core {
     /// Delivers the events of a committed txn, in order (§9.2), each connection at most once
     /// per trigger (§9.3), dropping those the receiver may not READ (§9.9).
     pub(crate) fn deliver(&mut self, fired: Vec<Fired>, out: &mut Vec<Action>) {
-        use EventType::{NodeChildrenChanged, NodeCreated, NodeDataChanged, NodeDeleted};
+        use EventType::{NodeChildrenChanged, NodeCreated, NodeDeleted};
         for event in fired {
             match event {
                 Fired::Created {
@@ -365,10 +374,10 @@ impl Core {
                     acl,
                     parent_acl,
                 } => {
-                    let hit = self.data_watches.trigger(&path, NodeCreated);
+                    let hit = self.trigger(Table::Data, &path, NodeCreated);
                     self.notify(hit, NodeCreated, &path, Some(&acl), out);
                     let parent = path::split(&path).0;
-                    let hit = self.child_watches.trigger(parent, NodeChildrenChanged);
+                    let hit = self.trigger(Table::Child, parent, NodeChildrenChanged);
                     self.notify(hit, NodeChildrenChanged, parent, Some(&parent_acl), out);
                 }
                 Fired::Deleted {
@@ -376,22 +385,36 @@ impl Core {
                     acl,
                     parent_acl,
                 } => {
-                    let first = self.data_watches.trigger(&path, NodeDeleted);
-                    let second = self.child_watches.trigger(&path, NodeDeleted);
+                    let first = self.trigger(Table::Data, &path, NodeDeleted);
+                    let second = self.trigger(Table::Child, &path, NodeDeleted);
                     // Child watchers already told by the data trigger are skipped (§9.2).
                     let second: Vec<ConnId> = second.difference(&first).copied().collect();
                     self.notify(first, NodeDeleted, &path, Some(&acl), out);
                     self.notify(second, NodeDeleted, &path, Some(&acl), out);
                     let parent = path::split(&path).0;
-                    let hit = self.child_watches.trigger(parent, NodeChildrenChanged);
+                    let hit = self.trigger(Table::Child, parent, NodeChildrenChanged);
                     self.notify(hit, NodeChildrenChanged, parent, Some(&parent_acl), out);
                 }
                 Fired::DataChanged { path, acl } => {
-                    let hit = self.data_watches.trigger(&path, NodeDataChanged);
-                    self.notify(hit, NodeDataChanged, &path, Some(&acl), out);
+                    let hit = self.trigger(Table::Data, &path, EventType::NodeDataChanged);
+                    self.notify(hit, EventType::NodeDataChanged, &path, Some(&acl), out);
                 }
             }
         }
+    }
+
+    /// Triggers one table and records the trigger in ZooKeeper's `*_watch_count` summaries:
+    /// one sample per trigger that matched at least one watcher, valued at the number matched,
+    /// before ACL filtering and before the NodeDeleted de-duplication (verified on 3.8).
+    fn trigger(&mut self, table: Table, path: &str, event: EventType) -> BTreeSet<ConnId> {
+        let hit = match table {
+            Table::Data => self.data_watches.trigger(path, event),
+            Table::Child => self.child_watches.trigger(path, event),
+        };
+        if !hit.is_empty() {
+            self.metrics.record_trigger(event, hit.len() as u64);
+        }
+        hit
     }
 
     /// Sends one notification to each connection; `acl` is the ACL to filter by (None for
@@ -420,7 +443,7 @@ impl Core {
             };
             let mut payload = Vec::new();
             encode_event(-1, &event, &mut payload);
-            self.metrics.count(event_type, c.session);
+            self.metrics.count(event_type, c.session, payload.len());
             out.push(Action::Send(conn, payload));
         }
     }

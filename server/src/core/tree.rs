@@ -185,6 +185,11 @@ impl Tree {
         self.data_size + self.nodes.get("/").map_or(0, |n| data_len(&n.data))
     }
 
+    /// Every node, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &Node)> {
+        self.nodes.iter()
+    }
+
     pub fn ephemerals_of(&self, session: SessionId) -> impl Iterator<Item = &String> {
         self.ephemerals.get(&session).into_iter().flatten()
     }

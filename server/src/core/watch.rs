@@ -143,11 +143,23 @@ impl WatchTable {
         self.by_path.values().map(BTreeMap::len).sum()
     }
 
-    /// Every (connection, path) registration.
-    pub fn entries(&self) -> impl Iterator<Item = (ConnId, &str)> {
+    /// Every (connection, path) registration, with its mode.
+    pub fn entries(&self) -> impl Iterator<Item = (ConnId, &str, Mode)> {
         self.by_path
             .iter()
-            .flat_map(|(p, w)| w.keys().map(move |c| (*c, p.as_str())))
+            .flat_map(|(p, w)| w.iter().map(move |(c, m)| (*c, p.as_str(), *m)))
+    }
+
+    /// One connection's registrations, by path.
+    pub fn of_conn(&self, conn: ConnId) -> impl Iterator<Item = (&str, Mode)> {
+        self.by_conn
+            .get(&conn)
+            .into_iter()
+            .flatten()
+            .filter_map(move |p| {
+                let mode = self.by_path.get(p)?.get(&conn)?;
+                Some((p.as_str(), *mode))
+            })
     }
 }
 

@@ -229,15 +229,22 @@ fn short_op_name(op: OpCode) -> &'static str {
     }
 }
 
+/// mntr (§14): ZooKeeper 3.8's key names and meanings, for the metrics Shepherd can measure.
+/// Real 3.8 prints about 450 keys, most about its request pipeline, quorum, snapshots and TLS;
+/// those we have no honest value for are left out rather than printed as zeros. Printed:
+/// the classic keys, `zk_uptime`, the session counts, `zk_watch_bytes`, and the four watch
+/// summaries (`zk_{avg,min,max,cnt,sum}_node_{created,deleted,changed,children}_watch_count`,
+/// see [`crate::core::CoreMetrics`]). The file-descriptor keys appear where the OS lets us
+/// count (Linux), as ZooKeeper prints them only on Unix. `zk_last_zxid` is Shepherd's own.
 fn write_mntr(shared: &Shared, out: &mut String) -> std::fmt::Result {
     let (min, avg, max) = shared.stats.latency_ms();
     let core = shared.core.lock();
     let metrics = core.metrics();
     let sessions = core.sessions().len();
-    let lines: Vec<(&str, String)> = vec![
+    let mut lines: Vec<(&str, String)> = vec![
         ("version", format!("{VERSION}, built on {BUILT_ON}")),
         ("server_state", "standalone".into()),
-        ("avg_latency", format!("{avg:.4}")),
+        ("avg_latency", java_double(avg)),
         ("max_latency", max.to_string()),
         ("min_latency", min.to_string()),
         (
@@ -252,6 +259,7 @@ fn write_mntr(shared: &Shared, out: &mut String) -> std::fmt::Result {
             "num_alive_connections",
             shared.connection_stats().len().to_string(),
         ),
+        // Requests are applied as they are read: none is ever outstanding.
         ("outstanding_requests", "0".into()),
         ("znode_count", (core.node_count() + 1).to_string()),
         ("watch_count", core.watch_count().to_string()),
@@ -260,29 +268,55 @@ fn write_mntr(shared: &Shared, out: &mut String) -> std::fmt::Result {
             "approximate_data_size",
             core.approximate_data_size().to_string(),
         ),
-        ("open_file_descriptor_count", "0".into()),
-        ("max_file_descriptor_count", "0".into()),
+    ];
+    if let Some((open, max_fds)) = file_descriptors() {
+        lines.push(("open_file_descriptor_count", open.to_string()));
+        lines.push(("max_file_descriptor_count", max_fds.to_string()));
+    }
+    lines.extend([
         ("uptime", shared.uptime().as_millis().to_string()),
         ("global_sessions", sessions.to_string()),
+        // Standalone servers have no local sessions.
         ("local_sessions", "0".into()),
+        ("watch_bytes", metrics.watch_bytes.to_string()),
         ("last_zxid", core.last_zxid().to_string()),
-    ];
+    ]);
     for (key, value) in lines {
         writeln!(out, "zk_{key}\t{value}")?;
     }
-    // Watch notifications, under ZooKeeper's summary names (sum = notifications sent).
-    for (name, count) in [
-        ("node_created_watch_count", metrics.node_created_watch_count),
-        ("node_deleted_watch_count", metrics.node_deleted_watch_count),
-        ("node_changed_watch_count", metrics.node_changed_watch_count),
-        (
-            "node_children_watch_count",
-            metrics.node_children_watch_count,
-        ),
+    // Watch triggers, as ZooKeeper's AvgMinMaxCounter summaries print them.
+    for (name, summary) in [
+        ("node_created_watch_count", metrics.node_created_triggers),
+        ("node_deleted_watch_count", metrics.node_deleted_triggers),
+        ("node_changed_watch_count", metrics.node_changed_triggers),
+        ("node_children_watch_count", metrics.node_children_triggers),
     ] {
-        writeln!(out, "zk_sum_{name}\t{count}")?;
+        writeln!(out, "zk_avg_{name}\t{}", java_double(summary.avg()))?;
+        writeln!(out, "zk_min_{name}\t{}", summary.min)?;
+        writeln!(out, "zk_max_{name}\t{}", summary.max)?;
+        writeln!(out, "zk_cnt_{name}\t{}", summary.count)?;
+        writeln!(out, "zk_sum_{name}\t{}", summary.sum)?;
     }
     Ok(())
+}
+
+/// A double as Java's `Double.toString` prints the small values mntr shows: `0.0`, `1.5`.
+fn java_double(value: f64) -> String {
+    let text = value.to_string();
+    if text.contains(['.', 'e', 'N', 'i']) {
+        text
+    } else {
+        format!("{text}.0")
+    }
+}
+
+/// (open, soft limit) file descriptors of this process, where the OS tells us (Linux).
+fn file_descriptors() -> Option<(usize, u64)> {
+    let open = std::fs::read_dir("/proc/self/fd").ok()?.count();
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    let soft = line.split_whitespace().nth(3)?.parse().ok()?;
+    Some((open, soft))
 }
 
 fn write_dump(shared: &Shared, out: &mut String) -> std::fmt::Result {

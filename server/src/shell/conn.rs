@@ -16,16 +16,16 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
-use shepherd_protocol::{Frame, FrameCodec};
+use shepherd_protocol::{ConnectRequest, Frame, FrameCodec, decode_from};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::codec::Framed;
 use tokio_util::sync::CancellationToken;
 
 use super::{Outbound, Shared, admin};
-use crate::core::{ConnId, ConnInfo};
+use crate::core::{ConnId, ConnInfo, SessionId};
 use crate::shell::stats::ConnStats;
 
 /// How long a connection may stay silent before its handshake (ZooKeeper: 10 s).
@@ -37,7 +37,8 @@ pub(super) async fn run(
     socket: TcpStream,
     mut rx: mpsc::UnboundedReceiver<Outbound>,
     stats: Arc<ConnStats>,
-    shutdown: CancellationToken,
+    // Cancelled on shutdown and by the harness's close_connection.
+    kill: CancellationToken,
 ) {
     let peer = stats.peer;
     shared
@@ -47,26 +48,53 @@ pub(super) async fn run(
     let mut framed = Framed::new(socket, FrameCodec::server(shared.config.max_buffer));
     let mut connected = false;
     let mut idle_deadline = Instant::now() + HANDSHAKE_IDLE;
+    // A delayed reply (Fault::Delay) at the head of the queue: nothing is written before this.
+    let mut paused_until: Option<Instant> = None;
+    // A fault closed the connection: read nothing more, only flush up to the queued Close.
+    let mut draining = false;
+    let mut freeze = shared.harness.freeze_watch();
 
     let result: std::io::Result<()> = async {
         loop {
+            // A frozen session's connection neither reads nor writes until thawed.
+            freeze.borrow_and_update();
+            let frozen = if shared.harness.any_frozen() {
+                let session = shared.core.lock().connection_session(id);
+                session.filter(|s| shared.harness.is_frozen(*s))
+            } else {
+                None
+            };
+            if let Some(session) = frozen {
+                if !wait_thawed(&shared, session, &mut freeze, &kill).await {
+                    return Ok(());
+                }
+                idle_deadline = Instant::now() + idle_timeout(&shared, id);
+                continue;
+            }
             tokio::select! {
                 biased;
-                _ = shutdown.cancelled() => return Ok(()),
-                out = rx.recv() => {
+                _ = kill.cancelled() => return Ok(()),
+                // A freeze or thaw somewhere: check again at the top.
+                _ = freeze.changed() => {}
+                _ = sleep_until_some(paused_until), if paused_until.is_some() => {
+                    paused_until = None;
+                }
+                out = rx.recv(), if paused_until.is_none() => {
                     let Some(out) = out else { return Ok(()) };
                     // A peer that stops reading blocks this write, and with it the reading of
                     // its own next request: a slow reader slows only itself. Shutdown still
                     // gets through.
-                    let open = tokio::select! {
-                        open = write_queued(&mut framed, &mut rx, out, &stats, &shared) => open?,
-                        _ = shutdown.cancelled() => false,
+                    let written = tokio::select! {
+                        written = write_queued(&mut framed, &mut rx, out, &stats, &shared) => written?,
+                        _ = kill.cancelled() => Written::Closed,
                     };
-                    if !open {
-                        return Ok(());
+                    match written {
+                        Written::Open => {}
+                        Written::Closed => return Ok(()),
+                        Written::Paused(until) => paused_until = Some(until),
                     }
                 }
-                frame = framed.next() => {
+                frame = framed.next(), if !draining => {
                     let Some(frame) = frame else { return Ok(()) };
                     match frame? {
                         Frame::FourLetterWord(word) => {
@@ -83,9 +111,28 @@ pub(super) async fn run(
                                 let op = i32::from_be_bytes([payload[4], payload[5], payload[6], payload[7]]);
                                 stats.last_op.store(op as u32 as u64, Relaxed);
                             }
+                            // A frame of a frozen session (a reconnect's handshake included) is
+                            // held, and nothing behind it read, until the thaw.
+                            if shared.harness.any_frozen() {
+                                let session = if connected {
+                                    shared.core.lock().connection_session(id)
+                                } else {
+                                    decode_from::<ConnectRequest>(&payload).ok().map(|r| r.session_id)
+                                };
+                                if let Some(session) = session
+                                    && shared.harness.is_frozen(session)
+                                    && !wait_thawed(&shared, session, &mut freeze, &kill).await
+                                {
+                                    return Ok(());
+                                }
+                            }
                             let started = std::time::Instant::now();
                             if connected {
-                                shared.with_core(|core, now| core.request(id, &payload, now));
+                                let session = shared.core.lock().connection_session(id);
+                                match shared.harness.match_fault(session, &payload) {
+                                    None => shared.with_core(|core, now| core.request(id, &payload, now)),
+                                    Some(fault) => draining = shared.apply_fault(id, &payload, fault),
+                                }
                             } else {
                                 connected = true;
                                 shared.with_core(|core, now| core.connect(id, &payload, now));
@@ -93,17 +140,11 @@ pub(super) async fn run(
                                 shared.wake_ticker();
                             }
                             shared.stats.record_latency(started.elapsed().as_micros() as u64);
-                            let timeout = {
-                                let core = shared.core.lock();
-                                core.connection_session(id).and_then(|s| core.session_timeout(s))
-                            };
-                            idle_deadline = Instant::now() + timeout
-                                .map(|ms| Duration::from_millis(ms.max(1) as u64))
-                                .unwrap_or(HANDSHAKE_IDLE);
+                            idle_deadline = Instant::now() + idle_timeout(&shared, id);
                         }
                     }
                 }
-                _ = tokio::time::sleep_until(idle_deadline) => {
+                _ = tokio::time::sleep_until(idle_deadline), if !draining => {
                     tracing::debug!(%peer, "closing idle connection");
                     return Ok(());
                 }
@@ -118,34 +159,90 @@ pub(super) async fn run(
     shared.unregister(id);
 }
 
-/// Writes `first` and everything else already queued, then flushes. Returns false when a
-/// `Close` was reached (everything before it has been flushed).
+/// How long the connection may stay silent: its session's timeout, or the handshake limit.
+fn idle_timeout(shared: &Shared, id: ConnId) -> Duration {
+    let timeout = {
+        let core = shared.core.lock();
+        core.connection_session(id)
+            .and_then(|s| core.session_timeout(s))
+    };
+    timeout
+        .map(|ms| Duration::from_millis(ms.max(1) as u64))
+        .unwrap_or(HANDSHAKE_IDLE)
+}
+
+async fn sleep_until_some(until: Option<Instant>) {
+    match until {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Waits until `session` is thawed. False when the connection is killed (or the server shut
+/// down) first.
+async fn wait_thawed(
+    shared: &Shared,
+    session: SessionId,
+    freeze: &mut watch::Receiver<u64>,
+    kill: &CancellationToken,
+) -> bool {
+    loop {
+        freeze.borrow_and_update();
+        if !shared.harness.is_frozen(session) {
+            return true;
+        }
+        tokio::select! {
+            _ = kill.cancelled() => return false,
+            changed = freeze.changed() => if changed.is_err() { return false },
+        }
+    }
+}
+
+/// How a batch of writes ended.
+enum Written {
+    /// Everything queued is written and flushed.
+    Open,
+    /// A `Close` was reached (everything before it flushed, the socket shut down).
+    Closed,
+    /// A delay marker was reached (everything before it flushed).
+    Paused(Instant),
+}
+
+/// Writes `first` and everything else already queued, then flushes; stops at a `Close` or at
+/// a delay marker that is still in the future.
 async fn write_queued(
     framed: &mut Framed<TcpStream, FrameCodec>,
     rx: &mut mpsc::UnboundedReceiver<Outbound>,
     first: Outbound,
     stats: &ConnStats,
     shared: &Shared,
-) -> std::io::Result<bool> {
+) -> std::io::Result<Written> {
     let mut next = Some(first);
-    let mut open = true;
+    let mut outcome = Written::Open;
     while let Some(out) = next.take() {
         match out {
             Outbound::Frame(payload) => {
                 feed(framed, payload, stats, shared).await?;
                 next = rx.try_recv().ok();
             }
+            Outbound::Delay(until) => {
+                if until > Instant::now() {
+                    outcome = Written::Paused(until);
+                    break;
+                }
+                next = rx.try_recv().ok();
+            }
             Outbound::Close => {
-                open = false;
+                outcome = Written::Closed;
                 break;
             }
         }
     }
     SinkExt::<Bytes>::flush(framed).await?;
-    if !open {
+    if matches!(outcome, Written::Closed) {
         framed.get_mut().shutdown().await?;
     }
-    Ok(open)
+    Ok(outcome)
 }
 
 async fn feed(

@@ -11,6 +11,7 @@
 
 mod admin;
 mod conn;
+mod harness;
 mod stats;
 
 use std::collections::HashMap;
@@ -30,6 +31,8 @@ use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
 use crate::core::{Action, ConnId, Core, Now, SessionId};
+use harness::Harness;
+pub use harness::{Fault, FaultId, FaultRule, FaultTimes, HarnessError};
 pub use stats::{ConnStats, ServerStats};
 
 /// What a connection task is asked to write.
@@ -39,12 +42,16 @@ pub(crate) enum Outbound {
     Frame(Bytes),
     /// Flush what is queued, then close.
     Close,
+    /// Write nothing queued after this before this instant (a delayed reply, `Fault::Delay`).
+    Delay(Instant),
 }
 
 /// A live connection, as the router sees it.
 struct ConnEntry {
     tx: mpsc::UnboundedSender<Outbound>,
     stats: Arc<ConnStats>,
+    /// Cancelled to drop the connection at once (a child of the shutdown token).
+    kill: CancellationToken,
 }
 
 /// Time as the core sees it: tokio's clock (virtual under `tokio::time::pause`), with the wall
@@ -91,6 +98,7 @@ pub(crate) struct Shared {
     /// Wakes the ticker when a deadline may have moved earlier.
     ticker: Notify,
     started: Instant,
+    pub(crate) harness: Harness,
 }
 
 impl Shared {
@@ -100,18 +108,94 @@ impl Shared {
         let actions = f(&mut core, self.clock.now());
         self.route(actions);
         drop(core);
+        self.harness.changed.notify_waiters();
     }
 
     fn route(&self, actions: Vec<Action>) {
-        if actions.is_empty() {
+        self.route_outbound(actions.into_iter().map(outbound).collect());
+    }
+
+    /// Applies (or not) one request under a fault, routing what results while the core lock is
+    /// held, as `with_core` does. Returns true when the connection is now closing: its task must
+    /// read no further request.
+    pub(crate) fn apply_fault(&self, conn: ConnId, payload: &[u8], fault: Fault) -> bool {
+        let mut core = self.core.lock();
+        let now = self.clock.now();
+        let closing = match fault {
+            Fault::Reject(code) => {
+                let actions = core.reply_error(conn, payload, code, now);
+                self.route(actions);
+                false
+            }
+            Fault::DropBeforeApply => {
+                core.close_connection(conn);
+                self.route_outbound(vec![(conn, Outbound::Close)]);
+                true
+            }
+            Fault::ApplyThenDrop => {
+                let mut routed: Vec<_> = core
+                    .request(conn, payload, now)
+                    .into_iter()
+                    .map(outbound)
+                    .collect();
+                // The reply and everything after it for this connection go; the notifications
+                // this request raised for it (before its reply) stay.
+                if let Some(at) = reply_index(&routed, conn) {
+                    let mut i = 0;
+                    routed.retain(|(c, _)| {
+                        i += 1;
+                        *c != conn || i - 1 < at
+                    });
+                }
+                routed.retain(|(c, o)| *c != conn || !matches!(o, Outbound::Close));
+                routed.push((conn, Outbound::Close));
+                core.close_connection(conn);
+                self.route_outbound(routed);
+                true
+            }
+            Fault::Delay(delay) => {
+                let mut routed: Vec<_> = core
+                    .request(conn, payload, now)
+                    .into_iter()
+                    .map(outbound)
+                    .collect();
+                if let Some(at) = reply_index(&routed, conn) {
+                    routed.insert(at, (conn, Outbound::Delay(Instant::now() + delay)));
+                }
+                self.route_outbound(routed);
+                false
+            }
+        };
+        drop(core);
+        self.harness.changed.notify_waiters();
+        closing
+    }
+
+    /// Drops a session's connection at once, without a reply; the session lives on. The core
+    /// forgets the connection (and its watches) now; the socket closes when its task next runs.
+    fn kill_session_connection(&self, session: SessionId) -> Result<(), HarnessError> {
+        let mut core = self.core.lock();
+        if core.session_timeout(session).is_none() {
+            return Err(HarnessError::UnknownSession(session));
+        }
+        let conn = core
+            .session_connection(session)
+            .ok_or(HarnessError::NotConnected(session))?;
+        core.close_connection(conn);
+        if let Some(entry) = self.conns.lock().get(&conn) {
+            entry.kill.cancel();
+        }
+        drop(core);
+        self.harness.changed.notify_waiters();
+        Ok(())
+    }
+
+    fn route_outbound(&self, routed: Vec<(ConnId, Outbound)>) {
+        if routed.is_empty() {
             return;
         }
         let conns = self.conns.lock();
-        for action in actions {
-            let (conn, message) = match action {
-                Action::Send(conn, payload) => (conn, Outbound::Frame(Bytes::from(payload))),
-                Action::Close(conn) => (conn, Outbound::Close),
-            };
+        for (conn, message) in routed {
             if let Some(entry) = conns.get(&conn) {
                 if matches!(message, Outbound::Frame(_)) {
                     entry.stats.queued.fetch_add(1, Relaxed);
@@ -128,6 +212,7 @@ impl Shared {
         &self,
         peer: SocketAddr,
         tx: mpsc::UnboundedSender<Outbound>,
+        kill: CancellationToken,
     ) -> Option<(ConnId, Arc<ConnStats>)> {
         let mut conns = self.conns.lock();
         let limit = self.config.max_client_cnxns;
@@ -147,6 +232,7 @@ impl Shared {
             ConnEntry {
                 tx,
                 stats: stats.clone(),
+                kill,
             },
         );
         Some((id, stats))
@@ -155,6 +241,7 @@ impl Shared {
     fn unregister(&self, conn: ConnId) {
         self.core.lock().close_connection(conn);
         self.conns.lock().remove(&conn);
+        self.harness.changed.notify_waiters();
     }
 
     pub(crate) fn connection_stats(&self) -> Vec<(ConnId, Arc<ConnStats>)> {
@@ -175,6 +262,22 @@ impl Shared {
     pub(crate) fn wake_ticker(&self) {
         self.ticker.notify_one();
     }
+}
+
+fn outbound(action: Action) -> (ConnId, Outbound) {
+    match action {
+        Action::Send(conn, payload) => (conn, Outbound::Frame(Bytes::from(payload))),
+        Action::Close(conn) => (conn, Outbound::Close),
+    }
+}
+
+/// Where this connection's reply is among the routed frames: its last frame that is not a
+/// notification (xid -1), if any.
+fn reply_index(routed: &[(ConnId, Outbound)], conn: ConnId) -> Option<usize> {
+    routed.iter().rposition(|(c, o)| {
+        *c == conn
+            && matches!(o, Outbound::Frame(p) if p.get(..4) != Some(&(-1i32).to_be_bytes()[..]))
+    })
 }
 
 /// Entry point for building and starting a server.
@@ -270,6 +373,13 @@ impl ServerBuilder {
         self
     }
 
+    /// The zxid to start from (default 0), so that a fresh in-memory server does not refuse
+    /// clients that saw a higher zxid on an earlier one (§2.4 step 2).
+    pub fn initial_zxid(mut self, zxid: i64) -> Self {
+        self.config.core.initial_zxid = zxid;
+        self
+    }
+
     /// Replace the whole configuration (for example one read from `zoo.cfg`).
     pub fn config(mut self, config: Config) -> Self {
         self.config = config;
@@ -320,6 +430,7 @@ impl ServerBuilder {
             clock,
             ticker: Notify::new(),
             started: Instant::now(),
+            harness: Harness::new(),
         });
         let shutdown = self.shutdown.unwrap_or_default();
         let tracker = TaskTracker::new();
@@ -353,20 +464,14 @@ async fn accept_loop(
         match accepted {
             Ok((socket, peer)) => {
                 let (tx, rx) = mpsc::unbounded_channel();
-                let Some((id, stats)) = shared.register(peer, tx) else {
+                let kill = shutdown.child_token();
+                let Some((id, stats)) = shared.register(peer, tx, kill.clone()) else {
                     tracing::warn!(%peer, "too many connections from this address; closing");
                     drop(socket);
                     continue;
                 };
                 let _ = socket.set_nodelay(true);
-                tracker.spawn(conn::run(
-                    shared.clone(),
-                    id,
-                    socket,
-                    rx,
-                    stats,
-                    shutdown.clone(),
-                ));
+                tracker.spawn(conn::run(shared.clone(), id, socket, rx, stats, kill));
             }
             Err(error) => {
                 // Accept errors (EMFILE and the like) are transient; back off briefly instead
@@ -432,16 +537,160 @@ impl ServerHandle {
         self.tracker.wait().await;
     }
 
-    /// Expires a session now, exactly as its timeout would: ephemerals deleted, watches fired,
-    /// its connection closed so that the client learns of it on its next contact.
+    // ---- Sessions and connections -------------------------------------------------------
+
+    /// Expires a session now, exactly as its timeout would: one closeSession txn, its
+    /// ephemerals deleted with their events (delivered before this returns, in the core's
+    /// order), its connection closed with no reply, so that the client learns of it on its
+    /// next contact (a reconnect answered as expired). An unknown session is ignored.
     pub fn expire_session(&self, session: SessionId) {
         self.shared
             .with_core(|core, now| core.expire_session(session, now));
     }
 
-    /// The sessions the server knows, with their ephemerals.
+    /// The sessions the server knows, by id, with their ephemerals and the watches of their
+    /// current connection.
     pub fn sessions(&self) -> Vec<crate::core::SessionInfo> {
         self.shared.core.lock().sessions()
+    }
+
+    /// One session, if the server knows it.
+    pub fn session(&self, session: SessionId) -> Option<crate::core::SessionInfo> {
+        self.sessions().into_iter().find(|s| s.id == session)
+    }
+
+    /// Drops the session's TCP connection at once, without ending the session: what a network
+    /// reset does. Nothing more is written to it (queued replies are lost); the connection's
+    /// watches are forgotten now, as for any closed socket, and the client is expected to
+    /// reconnect, resume the session and re-register them with setWatches.
+    ///
+    /// # Errors
+    /// [`HarnessError::UnknownSession`] or [`HarnessError::NotConnected`].
+    pub fn close_connection(&self, session: SessionId) -> Result<(), HarnessError> {
+        self.shared.kill_session_connection(session)
+    }
+
+    /// Freezes a session, simulating a network partition between it and the server: its
+    /// connection stops being read and written (requests and pings stay unread in the socket,
+    /// replies and notifications stay queued) and a reconnect of the same session is accepted
+    /// but its handshake is held the same way. Other sessions are unaffected.
+    ///
+    /// The session's own timeout keeps running, as in a real partition: nothing touches it, so
+    /// a freeze longer than the timeout expires it (ephemerals deleted, watchers told), and its
+    /// connection's queue then ends with the close, delivered at the thaw. The idle-connection
+    /// timer is suspended while frozen.
+    ///
+    /// # Errors
+    /// [`HarnessError::UnknownSession`]: only a live session can be frozen.
+    pub fn freeze_session(&self, session: SessionId) -> Result<(), HarnessError> {
+        if self.shared.core.lock().session_timeout(session).is_none() {
+            return Err(HarnessError::UnknownSession(session));
+        }
+        self.shared.harness.freeze(session);
+        Ok(())
+    }
+
+    /// Ends a freeze: what was queued is written in order, then the held requests are read and
+    /// applied in order. Returns false if the session was not frozen.
+    pub fn thaw_session(&self, session: SessionId) -> bool {
+        self.shared.harness.thaw(session)
+    }
+
+    // ---- Fault rules ----------------------------------------------------------------------
+
+    /// Adds a fault rule; it applies from the next request read. See [`FaultRule`].
+    pub fn add_fault(&self, rule: FaultRule) -> FaultId {
+        self.shared.harness.add_fault(rule)
+    }
+
+    /// Removes a rule. False if it was already removed.
+    pub fn remove_fault(&self, id: FaultId) -> bool {
+        self.shared.harness.remove_fault(id)
+    }
+
+    /// Removes every rule.
+    pub fn clear_faults(&self) {
+        self.shared.harness.clear_faults();
+    }
+
+    /// How many times a rule has fired (`None` once removed).
+    pub fn fault_fire_count(&self, id: FaultId) -> Option<u64> {
+        self.shared.harness.fired_count(id)
+    }
+
+    /// Waits until a rule has fired at least once; resolves at once if it already has. A rule
+    /// fires when its request is matched, before the fault is carried out: the effect (a
+    /// closed socket, a reply) follows without further waiting on the server side. Returns
+    /// false if the rule is unknown or is removed before it fires.
+    ///
+    /// Cancellation safe. Unbounded: wrap it in a timeout.
+    pub async fn fault_fired(&self, id: FaultId) -> bool {
+        let Some(mut fired) = self.shared.harness.fired_watch(id) else {
+            return false;
+        };
+        fired.wait_for(|n| *n > 0).await.is_ok()
+    }
+
+    // ---- Waiting on the core ----------------------------------------------------------------
+
+    /// Waits until `pred` holds of the core. It is checked now, then after every change of the
+    /// core (request, handshake, tick, expiry, closed connection), with the core locked: keep it
+    /// quick and do not call back into the handle from it.
+    ///
+    /// Cancellation safe. Unbounded: wrap it in a timeout. Under `tokio::time::pause` this is
+    /// how a test waits for an expiry after `tokio::time::advance`.
+    pub async fn wait_for(&self, mut pred: impl FnMut(&Core) -> bool) {
+        loop {
+            let changed = self.shared.harness.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if pred(&self.shared.core.lock()) {
+                return;
+            }
+            changed.await;
+        }
+    }
+
+    // ---- Seeding and inspection ---------------------------------------------------------------
+
+    /// Sets a node's sequence counter, the number its next sequential child gets (§8.1); it also
+    /// moves the node's cversion. Past `i32::MAX` the counter wraps, as in ZooKeeper.
+    ///
+    /// # Errors
+    /// [`HarnessError::NoNode`].
+    pub fn set_sequence_counter(&self, parent: &str, value: i32) -> Result<(), HarnessError> {
+        if self.shared.core.lock().set_sequence_counter(parent, value) {
+            Ok(())
+        } else {
+            Err(HarnessError::NoNode(parent.to_string()))
+        }
+    }
+
+    /// The last zxid handed out.
+    pub fn last_zxid(&self) -> i64 {
+        self.shared.core.lock().last_zxid()
+    }
+
+    /// Sets the last zxid; the next write takes the one after. Clients that saw a higher zxid
+    /// are refused (§2.4 step 2); see also [`ServerBuilder::initial_zxid`].
+    pub fn set_last_zxid(&self, zxid: i64) {
+        self.shared.core.lock().set_last_zxid(zxid);
+    }
+
+    /// Every node with its Stat and data length, sorted by path.
+    pub fn dump_tree(&self) -> Vec<crate::core::NodeInfo> {
+        self.shared.core.lock().dump_tree()
+    }
+
+    /// Both watch tables: every registration with its path, table, mode and session.
+    pub fn dump_watches(&self) -> Vec<crate::core::WatchInfo> {
+        self.shared.core.lock().dump_watches()
+    }
+
+    /// Watch notifications delivered so far (after ACL filtering, one per connection per
+    /// trigger), by event type and by receiving session.
+    pub fn notification_counts(&self) -> crate::core::NotificationCounts {
+        self.shared.core.lock().notification_counts()
     }
 
     /// Runs a four-letter word as if a client had sent it, whitelist or not; for tests and

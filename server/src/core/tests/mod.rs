@@ -4,6 +4,7 @@
 mod acl_auth;
 mod basics;
 mod errors;
+mod harness;
 mod multi;
 mod reaper;
 mod sessions;
