@@ -23,16 +23,25 @@ use crate::stats::LockStats;
 
 /// An exclusive lock held by whoever created the ephemeral node `path`.
 ///
-/// ```no_run
-/// # async fn demo(client: shepherd_client::Client) -> shepherd_recipes::Result<()> {
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let server = shepherd_server::Server::builder().start().await?;
+/// # let client = shepherd_client::Client::connect(&server.connect_string()).await?;
+/// # client.create("/config", b"v1", &shepherd_client::CreateOptions::persistent()).await?;
 /// use shepherd_recipes::EphemeralLock;
 /// let lock = EphemeralLock::new(&client, "/exclusive_lock/lock");
-/// if let Some(guard) = lock.try_lock().await? {
-///     // ... critical section, fenced by guard.fencing_token() ...
-///     guard.release().await?;
-/// }
-/// let guard = lock.lock().await?; // waits
-/// # drop(guard); Ok(()) }
+/// let guard = lock.lock().await?; // waits (on an exists watch) while someone else holds it
+/// let token = guard.fencing_token(); // hand it to the resource you protect
+/// // Applies only while the lock node exists: a check and the write in one multi.
+/// guard.write(|m| m.set_data("/config", b"v2", None)).await?;
+/// assert!(lock.try_lock().await?.is_none(), "held: not even we get it twice");
+/// guard.release().await?; // deletes the node
+/// let next = lock.try_lock().await?.expect("free again");
+/// assert!(next.fencing_token() > token, "later holders get larger tokens");
+/// next.release().await?;
+/// # server.shutdown().await;
+/// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
 pub struct EphemeralLock {

@@ -1,16 +1,41 @@
 //! Distributed locks over ZooKeeper, speaking only the public [`shepherd_client`] API, so they
 //! work unchanged against Apache ZooKeeper and against Shepherd.
 //!
-//! | Type | Origin | Node layout | Waiting |
-//! |---|---|---|---|
-//! | [`EphemeralLock`] | seed 001 | `<path>` (ephemeral, data = owner id) | exists watch (herd) |
-//! | [`SequentialLock`] | seeds 002, 004 | `<dir>/<uuid>-lock-<seq>` | [`WaitStrategy`] |
-//! | [`WriteLock`] | ZooKeeper's `WriteLock` (seed 000) | `<dir>/x-<session>-<nonce>-<seq>` | predecessor |
-//! | [`SharedLock`] | seed 003 | `<dir>/<uuid>-read-<seq>`, `<uuid>-write-<seq>` | [`WaitStrategy`] |
-//! | [`Mutex`] | Curator `InterProcessMutex` | `<path>/_c_<uuid>-lock-<seq>` | predecessor |
-//! | [`SemaphoreMutex`] | Curator `InterProcessSemaphoreMutex` | `<path>/locks/…`, `<path>/leases/_c_<uuid>-lease-<seq>` | leases child watch |
-//! | [`ReadWriteLock`] | Curator `InterProcessReadWriteLock` | `<path>/_c_<uuid>-__READ__<seq>`, `…-__WRIT__<seq>` | predecessor |
-//! | [`MultiLock`] | Curator `InterProcessMultiLock` | that of each [`Mutex`] | per mutex |
+//! | Type | Origin | Node layout | Waiting | Tests (in `recipes/tests/`) |
+//! |---|---|---|---|---|
+//! | [`EphemeralLock`] | seed 001 | `<path>` (ephemeral, data = owner id) | exists watch on the node (herd) | `exclusion::ephemeral_lock_excludes`, `waiting::herd_wakes_everyone_predecessor_wakes_one`, `lost::expiry_while_holding_fires_lost`, `lifecycle::cancelled_acquisitions_leave_no_node` |
+//! | [`SequentialLock`] | seeds 002, 004 | `<dir>/<uuid>-lock-<seq>` | [`WaitStrategy`]: herd (children watch) or predecessor (exists watch) | `exclusion::sequential_lock_excludes_both_strategies`, `waiting::herd_wakes_everyone_predecessor_wakes_one`, `lost::disconnected_past_session_timeout_fires_lost`, `lifecycle::cancelled_acquisitions_leave_no_node` |
+//! | [`WriteLock`] | ZooKeeper's `WriteLock` (seed 000) | `<dir>/x-<session>-<nonce>-<seq>` | predecessor | `exclusion::write_lock_excludes`, `waiting::herd_wakes_everyone_predecessor_wakes_one` |
+//! | [`SharedLock`] | seed 003 | `<dir>/<uuid>-read-<seq>`, `<uuid>-write-<seq>` | [`WaitStrategy`]: herd, or predecessor (a reader watches the last lower writer) | `waiting::read_write_locks_follow_seed_003`, `exclusion::shared_lock_writers_exclude`, `exclusion::shared_lock_readers_share_writers_exclude`, `waiting::herd_wakes_everyone_predecessor_wakes_one`, `kazoo::shepherd_and_kazoo_read_write_locks_interoperate` |
+//! | [`Mutex`] | Curator `InterProcessMutex` | `<path>/_c_<uuid>-lock-<seq>` | predecessor | `exclusion::curator_mutex_excludes`, `lifecycle::mutex_is_reentrant_per_owner`, `waiting::herd_wakes_everyone_predecessor_wakes_one`, `lost::expiry_while_holding_fires_lost`, `kazoo::shepherd_mutex_and_kazoo_lock_exclude_each_other` |
+//! | [`SemaphoreMutex`] | Curator `InterProcessSemaphoreMutex` | `<path>/locks/_c_<uuid>-lock-<seq>`, `<path>/leases/_c_<uuid>-lease-<seq>` | predecessor in `locks`, then the one taker inside watches `leases`' children | `exclusion::semaphore_mutex_excludes`, `waiting::herd_wakes_everyone_predecessor_wakes_one` |
+//! | [`ReadWriteLock`] | Curator `InterProcessReadWriteLock` | `<path>/_c_<uuid>-__READ__<seq>`, `…-__WRIT__<seq>` | predecessor (a reader watches the last lower writer) | `waiting::read_write_locks_follow_seed_003`, `exclusion::read_write_lock_writers_exclude`, `lifecycle::read_write_lock_reentrancy_downgrade_no_upgrade`, `waiting::herd_wakes_everyone_predecessor_wakes_one`, `kazoo::shepherd_and_kazoo_read_write_locks_interoperate` |
+//! | [`MultiLock`] | Curator `InterProcessMultiLock` | that of each [`Mutex`] | per mutex (predecessor) | `exclusion::multi_lock_excludes`, `waiting::herd_wakes_everyone_predecessor_wakes_one` |
+//!
+//! Every type (each strategy, each half of the read/write locks) is also covered by
+//! `expiry::expiry_while_waiting_fails_and_leaves_no_node` (the acquisition fails with
+//! `SessionExpired`, no node is left, the lock is not wedged),
+//! `expiry::expiry_while_holding_fires_lost_for_every_type` (`lost()` fires, the node is
+//! gone, the next contender gets a larger token), `lost::connection_loss_during_create_and_delete_leaves_no_orphan`
+//! (create and delete replies cut: exactly one node, then none), `lifecycle::timeouts_leave_no_node`
+//! and (all but [`MultiLock`]) `lost::deleted_lock_node_fails_guarded_writes`. Every test runs
+//! against the embedded Shepherd server, and against real ZooKeeper too when
+//! `SHEPHERD_REAL_ZK` names one; the `expiry` tests end the session with
+//! `ServerHandle::expire_session` on the embedded server, and on ZooKeeper by taking the
+//! session over from a second client and closing it while our client's reconnects are held.
+//! The `kazoo` tests need `python3` with kazoo, and print a note and pass without it.
+//!
+//! **kazoo.** kazoo's `Lock`, `ReadLock` and `WriteLock` name their contenders
+//! `<hex>__lock__<seq>` (exclusive) and `<hex>__rlock__<seq>` (shared); this crate reads them
+//! as such with no configuration. kazoo only counts children matching
+//! `(?:<names>)(-?\d{10})$`, where `<names>` is its own plus its `extra_lock_patterns`, so it
+//! must be told our names: `Lock(…, extra_lock_patterns=["-lock-"])` against a [`Mutex`] (or a
+//! [`SequentialLock`]); against a [`ReadWriteLock`], `ReadLock(…, extra_lock_patterns=["__WRIT__"])`
+//! and `WriteLock(…, extra_lock_patterns=["__WRIT__", "__READ__"])`; against a [`SharedLock`],
+//! `["-write-"]` and `["-write-", "-read-"]`. Without them kazoo ignores our nodes and takes
+//! the lock alongside us (the `kazoo` tests check both directions with the patterns).
+//! [`WriteLock`]'s `x-<session>-<nonce>-<seq>` has no fixed text before the sequence, so kazoo
+//! cannot be told about it; an [`EphemeralLock`] has no sequence at all.
 //!
 //! Every acquisition yields a [`LockGuard`] (a [`MultiGuard`] for [`MultiLock`]) with a
 //! fencing token, a [`lost`](LockGuard::lost) future, guarded writes and release, explicit or
@@ -29,18 +54,26 @@
 //! [`SharedLock`] or [`ReadWriteLock`] together when no earlier writer waits).
 //! [`EphemeralLock`] is not fair.
 //!
-//! ```no_run
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use shepherd_client::Client;
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let server = shepherd_server::Server::builder().start().await?;
+//! # let addr = server.connect_string();
+//! use shepherd_client::{Client, CreateOptions};
 //! use shepherd_recipes::Mutex;
-//! let client = Client::connect("127.0.0.1:2181").await?;
+//! let client = Client::connect(&addr).await?;
+//! client.create("/app-state", b"", &CreateOptions::persistent()).await?;
 //! let mutex = Mutex::new(&client, "/app/locks/job");
 //! let guard = mutex.acquire().await?;
+//! let token = guard.fencing_token(); // grows with every later holder
 //! tokio::select! {
 //!     reason = guard.lost() => eprintln!("lock lost: {reason:?}"),
-//!     _ = async { /* work, fenced by guard.fencing_token() */ } => {}
+//!     written = guard.write(|m| m.set_data("/app-state", token.to_string().as_bytes(), None)) => {
+//!         written?; // applied only if our lock node still existed
+//!     }
 //! }
 //! guard.release().await?;
+//! # server.shutdown().await;
 //! # Ok(()) }
 //! ```
 

@@ -18,13 +18,23 @@ use crate::stats::LockStats;
 
 /// An exclusive lock on the folder `dir`: contenders queue by sequence number.
 ///
-/// ```no_run
-/// # async fn demo(client: shepherd_client::Client) -> shepherd_recipes::Result<()> {
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let server = shepherd_server::Server::builder().start().await?;
+/// # let client = shepherd_client::Client::connect(&server.connect_string()).await?;
+/// # client.create("/config", b"v1", &shepherd_client::CreateOptions::persistent()).await?;
 /// use shepherd_recipes::{SequentialLock, WaitStrategy};
 /// let lock = SequentialLock::new(&client, "/_locknode_").with_strategy(WaitStrategy::Predecessor);
-/// let guard = lock.lock().await?;
-/// guard.write(|m| m.set_data("/config", b"v2", None)).await?; // only while we hold the lock
+/// let guard = lock.lock().await?; // the lowest sequence holds; waiters watch their predecessor
+/// let token = guard.fencing_token();
+/// guard.write(|m| m.set_data("/config", token.to_string().as_bytes(), None)).await?;
+/// assert!(lock.try_lock().await?.is_none(), "one holder at a time");
 /// guard.release().await?;
+/// let next = lock.lock().await?;
+/// assert!(next.fencing_token() > token);
+/// drop(next); // also releases, in the background
+/// # server.shutdown().await;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]

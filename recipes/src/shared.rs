@@ -24,14 +24,25 @@ use crate::stats::LockStats;
 /// A read/write lock on the folder `dir`: many readers or one writer, in arrival order (a
 /// waiting writer holds back readers that arrive after it).
 ///
-/// ```no_run
-/// # async fn demo(client: shepherd_client::Client) -> shepherd_recipes::Result<()> {
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let server = shepherd_server::Server::builder().start().await?;
+/// # let client = shepherd_client::Client::connect(&server.connect_string()).await?;
+/// # client.create("/config", b"v1", &shepherd_client::CreateOptions::persistent()).await?;
 /// use shepherd_recipes::{SharedLock, WaitStrategy};
 /// let lock = SharedLock::new(&client, "/shared_lock").with_strategy(WaitStrategy::Herd);
 /// let r1 = lock.read().await?;
 /// let r2 = lock.read().await?; // readers share
 /// assert!(lock.try_write().await?.is_none()); // a writer does not
-/// drop((r1, r2));
+/// r1.release().await?;
+/// r2.release().await?;
+/// let writer = lock.write().await?;
+/// let token = writer.fencing_token();
+/// writer.write(|m| m.set_data("/config", token.to_string().as_bytes(), None)).await?;
+/// assert!(lock.try_read().await?.is_none(), "readers wait for the writer");
+/// writer.release().await?;
+/// # server.shutdown().await;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]

@@ -23,13 +23,21 @@ use crate::stats::LockStats;
 
 /// ZooKeeper's exclusive `WriteLock` on the folder `dir`.
 ///
-/// ```no_run
-/// # async fn demo(client: shepherd_client::Client) -> shepherd_recipes::Result<()> {
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let server = shepherd_server::Server::builder().start().await?;
+/// # let client = shepherd_client::Client::connect(&server.connect_string()).await?;
+/// # client.create("/config", b"v1", &shepherd_client::CreateOptions::persistent()).await?;
 /// use shepherd_recipes::WriteLock;
 /// let lock = WriteLock::new(&client, "/lock_node");
 /// let guard = lock.lock().await?;
-/// println!("holding {} with token {}", guard.path(), guard.fencing_token());
-/// drop(guard); // released in the background
+/// assert!(guard.path().starts_with("/lock_node/x-")); // x-<session>-<nonce>-<seq>
+/// let token = guard.fencing_token();
+/// guard.write(|m| m.set_data("/config", token.to_string().as_bytes(), None)).await?;
+/// assert!(lock.try_lock().await?.is_none());
+/// guard.release().await?;
+/// # server.shutdown().await;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]

@@ -6,11 +6,12 @@ mod support;
 
 use std::time::Duration;
 
-use shepherd_client::{CreateOptions, Error as ZkError, ErrorCode};
+use shepherd_client::{Client, CreateOptions, Error as ZkError, ErrorCode};
 use shepherd_recipes::{
-    EphemeralLock, Error, LockGuard, LostReason, Mutex, ReadWriteLock, SemaphoreMutex,
+    EphemeralLock, Error, LockGuard, LockStats, LostReason, Mutex, ReadWriteLock, SemaphoreMutex,
     SequentialLock, SharedLock, WriteLock,
 };
+use support::kinds::{ALL, Kind};
 use support::{
     OP_CREATE, OP_CREATE2, OP_DELETE, Proxy, children, connect, connect_with, expire, servers,
     unique, within,
@@ -156,81 +157,87 @@ async fn disconnected_past_session_timeout_fires_lost() {
     }
 }
 
-/// Cuts the connection right after the lock node's create reached the server: the lock is
-/// still acquired exactly once, with no orphan; then the same for the release's delete.
+/// Cuts the connection right after the lock node's create reached the server, for every lock
+/// type: the lock is still acquired exactly once, with no orphan; then the same for the
+/// release's delete.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connection_loss_during_create_and_delete_leaves_no_orphan() {
     for server in servers().await {
         let admin = connect(&server.connect).await;
         let proxy = Proxy::start(&server.connect).await;
         let client = connect(proxy.addr()).await;
-        type Take = fn(
-            &shepherd_client::Client,
-            &str,
-        )
-            -> std::pin::Pin<Box<dyn std::future::Future<Output = LockGuard> + Send>>;
-        let kinds: [(&str, &str, Take); 7] = [
-            ("mutex", "-lock-", |c, p| {
-                let m = Mutex::new(c, p);
-                Box::pin(async move { m.acquire().await.unwrap() })
-            }),
-            ("seq", "-lock-", |c, p| {
-                let l = SequentialLock::new(c, p);
-                Box::pin(async move { l.lock().await.unwrap() })
-            }),
-            ("writelock", "/x-", |c, p| {
-                let l = WriteLock::new(c, p);
-                Box::pin(async move { l.lock().await.unwrap() })
-            }),
-            ("shared", "-read-", |c, p| {
-                let l = SharedLock::new(c, p);
-                Box::pin(async move { l.read().await.unwrap() })
-            }),
-            ("rw", "__WRIT__", |c, p| {
-                let l = ReadWriteLock::new(c, p);
-                Box::pin(async move { l.write_lock().await.unwrap() })
-            }),
-            ("sem", "-lease-", |c, p| {
-                let l = SemaphoreMutex::new(c, p);
-                Box::pin(async move { l.acquire().await.unwrap() })
-            }),
-            ("eph", "/lock", |c, p| {
-                let l = EphemeralLock::new(c, format!("{p}/lock"));
-                Box::pin(async move { l.lock().await.unwrap() })
-            }),
-        ];
-        for (name, marker, take) in kinds {
-            let path = unique(&format!("cut-{name}"));
-            admin
-                .create(&path, b"", &CreateOptions::persistent())
-                .await
-                .unwrap();
-            let dir = if name == "sem" {
-                format!("{path}/leases")
-            } else {
-                path.clone()
-            };
+        let base = unique("cut");
+        admin
+            .create(&base, b"", &CreateOptions::persistent())
+            .await
+            .unwrap();
+        for kind in ALL {
+            let path = format!("{base}/{}", kind.name());
+            // The folders exist, so the create that is cut is the one that makes our node.
+            for dir in std::iter::once(path.clone()).chain(kind.dirs(&path)) {
+                match admin.create(&dir, b"", &CreateOptions::persistent()).await {
+                    Err(e) if e.is_node_exists() => {}
+                    r => {
+                        r.unwrap();
+                    }
+                }
+            }
             let cuts = proxy.cuts();
-            proxy.cut_after(&[OP_CREATE, OP_CREATE2], marker);
-            let guard = within("acquire across a cut", take(&client, &path)).await;
-            assert_eq!(proxy.cuts(), cuts + 1, "{name}: the create's reply was cut");
-            let node = guard.path().rsplit('/').next().unwrap().to_owned();
+            proxy.cut_after(&[OP_CREATE, OP_CREATE2], kind.node_marker());
+            let held = within(
+                "acquire across a cut",
+                kind.take(&client, &path, &LockStats::new()),
+            )
+            .await;
             assert_eq!(
-                children(&admin, &dir).await,
-                std::slice::from_ref(&node),
-                "{name}: exactly our node"
+                proxy.cuts(),
+                cuts + 1,
+                "{kind:?}: the create's reply was cut"
             );
+            let nodes = held.paths();
             assert_eq!(
-                admin.exists(guard.path()).await.unwrap().unwrap().czxid,
-                guard.fencing_token()
+                lock_nodes(&admin, kind, &path).await,
+                nodes,
+                "{kind:?}: exactly our node(s)"
             );
+            for (node, token) in nodes.iter().zip(held.tokens()) {
+                assert_eq!(admin.exists(node).await.unwrap().unwrap().czxid, token);
+            }
 
-            proxy.cut_after(&[OP_DELETE], &node);
-            within("release across a cut", guard.release())
+            let first = nodes[0].rsplit('/').next().unwrap().to_owned();
+            proxy.cut_after(&[OP_DELETE], &first);
+            within("release across a cut", held.release())
                 .await
                 .unwrap();
-            assert_eq!(proxy.cuts(), cuts + 2, "{name}: the delete's reply was cut");
-            assert!(children(&admin, &dir).await.is_empty(), "{name}: released");
+            assert_eq!(
+                proxy.cuts(),
+                cuts + 2,
+                "{kind:?}: the delete's reply was cut"
+            );
+            assert!(
+                lock_nodes(&admin, kind, &path).await.is_empty(),
+                "{kind:?}: released"
+            );
         }
+        eprintln!(
+            "{}: {} lock kinds acquired and released across cut replies",
+            server.name,
+            ALL.len()
+        );
     }
+}
+
+/// Every node in the lock folders of `kind` on `path`, sorted.
+async fn lock_nodes(admin: &Client, kind: Kind, path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for dir in kind.dirs(path) {
+        out.extend(
+            children(admin, &dir)
+                .await
+                .into_iter()
+                .map(|c| format!("{dir}/{c}")),
+        );
+    }
+    out.sort();
+    out
 }

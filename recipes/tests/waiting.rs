@@ -1,57 +1,54 @@
-//! Who waits for whom, and who is woken: seed 003's read/write rules step by step, and the
-//! herd versus predecessor strategies counted through `LockStats`.
+//! Who waits for whom, and who is woken: seed 003's read/write rules step by step (for
+//! `SharedLock` with both strategies and for Curator's `ReadWriteLock`), and the herd versus
+//! predecessor strategies of every exclusive lock counted through `LockStats`.
 
 mod support;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
 
 use shepherd_client::Client;
-use shepherd_recipes::{
-    EphemeralLock, LockGuard, LockStats, SequentialLock, SharedLock, WaitStrategy,
-};
+use shepherd_recipes::{LockStats, WaitStrategy};
+use support::kinds::{Held, Kind};
 use support::{connect, servers, settle, unique, wait_children, within};
 use tokio::task::JoinHandle;
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::Poll;
-
-fn spawn_lock<F>(f: F) -> JoinHandle<LockGuard>
-where
-    F: std::future::Future<Output = shepherd_recipes::Result<LockGuard>> + Send + 'static,
-{
-    tokio::spawn(async move { f.await.expect("acquire") })
+fn spawn_lock(kind: Kind, c: &Client, dir: &str, stats: &Arc<LockStats>) -> JoinHandle<Held> {
+    let (c, dir, stats) = (c.clone(), dir.to_owned(), stats.clone());
+    tokio::spawn(async move { kind.take(&c, &dir, &stats).await })
 }
 
 /// Seed 003: R1 R2 granted together; W3 waits for both; R4 waits for W3 (a lower write);
 /// W3 granted once R1 and R2 are gone; R4 once W3 is gone. Wake-ups are counted exactly:
-/// with the herd strategy every change wakes both waiters, with the predecessor strategy only
-/// the release a waiter depends on wakes it.
+/// with the herd strategy every change wakes both waiters, with the predecessor strategy
+/// (and Curator's lock) only the release a waiter depends on wakes it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shared_lock_follows_seed_003() {
+async fn read_write_locks_follow_seed_003() {
     for server in servers().await {
-        for strategy in [WaitStrategy::Herd, WaitStrategy::Predecessor] {
-            let herd = strategy == WaitStrategy::Herd;
+        for (read, write) in [
+            (
+                Kind::SharedRead(WaitStrategy::Herd),
+                Kind::SharedWrite(WaitStrategy::Herd),
+            ),
+            (
+                Kind::SharedRead(WaitStrategy::Predecessor),
+                Kind::SharedWrite(WaitStrategy::Predecessor),
+            ),
+            (Kind::RwRead, Kind::RwWrite),
+        ] {
+            let herd = read.herd();
             let dir = unique("seed003");
             let clients = clients(&server.connect, 4).await;
             let stats = LockStats::new();
-            let lock = |i: usize| {
-                SharedLock::new(&clients[i], &dir)
-                    .with_strategy(strategy)
-                    .with_stats(stats.clone())
-            };
 
-            let r1 = lock(0).read().await.unwrap();
-            let r2 = within("R2 shares with R1", lock(1).read()).await.unwrap();
-            let w3 = spawn_lock({
-                let l = lock(2);
-                async move { l.write().await }
-            });
+            let r1 = read.take(&clients[0], &dir, &stats).await;
+            let r2 = within("R2 shares with R1", read.take(&clients[1], &dir, &stats)).await;
+            let w3 = spawn_lock(write, &clients[2], &dir, &stats);
             within("W3 waiting", stats.wait_for(|s| s.waiting == 1)).await;
-            let r4 = spawn_lock({
-                let l = lock(3);
-                async move { l.read().await }
-            });
+            let r4 = spawn_lock(read, &clients[3], &dir, &stats);
             // Herd: R4's arrival wakes W3, which looks again and waits again.
             let mut woke = u64::from(herd);
             within(
@@ -61,19 +58,21 @@ async fn shared_lock_follows_seed_003() {
             .await;
             if !herd {
                 // Nobody watches a node above them, so these probes wake no one.
-                let probe = SharedLock::new(&clients[0], &dir);
+                let unseen = LockStats::new();
+                let probe =
+                    |kind: Kind| kind.acquire(&clients[0], &dir, &unseen, Some(Duration::ZERO));
                 assert!(
-                    probe.try_write().await.unwrap().is_none(),
-                    "a writer waits for everyone"
+                    probe(write).await.unwrap().is_none(),
+                    "{write:?}: a writer waits for everyone"
                 );
                 assert!(
-                    probe.try_read().await.unwrap().is_none(),
-                    "a reader waits for the lower writer"
+                    probe(read).await.unwrap().is_none(),
+                    "{read:?}: a reader waits for the lower writer"
                 );
             }
 
-            let r2_token = r2.fencing_token();
-            assert!(r2_token > r1.fencing_token());
+            let r2_token = r2.tokens()[0];
+            assert!(r2_token > r1.tokens()[0]);
             r1.release().await.unwrap();
             // Herd: both waiters wake and wait again; predecessor: W3 watches R2, R4 watches W3.
             woke += if herd { 2 } else { 0 };
@@ -85,7 +84,7 @@ async fn shared_lock_follows_seed_003() {
             settle(&clients).await;
             assert!(
                 !w3.is_finished() && !r4.is_finished(),
-                "W3 still waits for R2, R4 for W3"
+                "{write:?}: W3 still waits for R2, R4 for W3"
             );
 
             r2.release().await.unwrap();
@@ -97,15 +96,16 @@ async fn shared_lock_follows_seed_003() {
             )
             .await;
             settle(&clients).await;
-            assert!(!r4.is_finished(), "R4 waits for W3");
+            assert!(!r4.is_finished(), "{read:?}: R4 waits for W3");
 
-            let w3_token = w3.fencing_token();
+            let w3_token = w3.tokens()[0];
             assert!(w3_token > r2_token);
             w3.release().await.unwrap();
             let r4 = within("R4 granted", r4).await.unwrap();
-            assert!(r4.fencing_token() > w3_token);
+            assert!(r4.tokens()[0] > w3_token);
             r4.release().await.unwrap();
             wait_children(&clients[0], &dir, <[String]>::is_empty).await;
+            eprintln!("{}: {read:?}/{write:?}: seed 003 step by step", server.name);
         }
     }
 }
@@ -118,74 +118,51 @@ async fn clients(connect_to: &str, n: usize) -> Vec<Client> {
     out
 }
 
-/// How a contender kind takes its lock.
-#[derive(Clone, Copy, Debug)]
-enum Kind {
-    Sequential(WaitStrategy),
-    SharedWrite(WaitStrategy),
-    Ephemeral,
-}
-
-impl Kind {
-    async fn take(self, c: &Client, dir: &str, stats: &Arc<LockStats>) -> LockGuard {
-        let stats = stats.clone();
-        match self {
-            Kind::Sequential(s) => {
-                SequentialLock::new(c, dir)
-                    .with_strategy(s)
-                    .with_stats(stats)
-                    .lock()
-                    .await
-            }
-            Kind::SharedWrite(s) => {
-                SharedLock::new(c, dir)
-                    .with_strategy(s)
-                    .with_stats(stats)
-                    .write()
-                    .await
-            }
-            Kind::Ephemeral => {
-                EphemeralLock::new(c, format!("{dir}/lock"))
-                    .with_stats(stats)
-                    .lock()
-                    .await
-            }
-        }
-        .expect("acquire")
-    }
-
-    fn herd(self) -> bool {
-        matches!(
-            self,
-            Kind::Sequential(WaitStrategy::Herd)
-                | Kind::SharedWrite(WaitStrategy::Herd)
-                | Kind::Ephemeral
-        )
-    }
-
-    /// Wake-ups caused among `k` waiting contenders by one more contender arriving.
-    fn arrival_wakeups(self, k: u64) -> u64 {
-        match self {
-            Kind::Sequential(WaitStrategy::Herd) | Kind::SharedWrite(WaitStrategy::Herd) => k,
-            _ => 0, // predecessor watches; the fixed node's watchers see no change
-        }
+/// Wake-ups caused among `k` waiting contenders by one more contender arriving.
+fn arrival_wakeups(kind: Kind, k: u64) -> u64 {
+    match kind {
+        // Every waiter watches the folder's children, which the newcomer changes.
+        Kind::Sequential(WaitStrategy::Herd) | Kind::SharedWrite(WaitStrategy::Herd) => k,
+        // Predecessor watches, and the fixed node's watchers, see no change.
+        _ => 0,
     }
 }
+
+/// Wake-ups and acquisitions counted after the holder's release, `waiters` waiting.
+fn release_effect(kind: Kind, waiters: u64) -> (u64, u64) {
+    match kind {
+        k if k.herd() => (waiters, 1),
+        // The lease watcher wakes and takes the lease; then its release of the inner `locks`
+        // mutex wakes the next in that queue, which takes that mutex (counted too) and waits
+        // on the leases.
+        Kind::Semaphore => (2, 2),
+        // The first waiter on `a` wakes, takes it, then takes the free `b` without waiting.
+        Kind::Multi => (1, 2),
+        _ => (1, 1),
+    }
+}
+
+/// Every exclusive kind.
+const EXCLUSIVE: [Kind; 9] = [
+    Kind::Sequential(WaitStrategy::Herd),
+    Kind::Sequential(WaitStrategy::Predecessor),
+    Kind::SharedWrite(WaitStrategy::Herd),
+    Kind::SharedWrite(WaitStrategy::Predecessor),
+    Kind::Ephemeral,
+    Kind::WriteLock,
+    Kind::Mutex,
+    Kind::RwWrite,
+    Kind::Semaphore,
+];
 
 const WAITERS: u64 = 5;
 
-/// One holder, five waiters on five clients, then one release: the herd wakes all five, the
-/// predecessor strategy exactly one.
+/// One holder, five waiters on five clients, then one release: the herd variants wake all
+/// five, the predecessor variants exactly one (every exclusive lock type).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn herd_wakes_everyone_predecessor_wakes_one() {
     for server in servers().await {
-        for kind in [
-            Kind::Sequential(WaitStrategy::Herd),
-            Kind::Sequential(WaitStrategy::Predecessor),
-            Kind::SharedWrite(WaitStrategy::Herd),
-            Kind::SharedWrite(WaitStrategy::Predecessor),
-            Kind::Ephemeral,
-        ] {
+        for kind in EXCLUSIVE.into_iter().chain([Kind::Multi]) {
             let dir = unique("wake");
             let holder_client = connect(&server.connect).await;
             let holder = kind.take(&holder_client, &dir, &LockStats::new()).await;
@@ -200,7 +177,7 @@ async fn herd_wakes_everyone_predecessor_wakes_one() {
                 tasks.push(tokio::spawn(
                     async move { kind.take(&client, &d, &st).await },
                 ));
-                expected += kind.arrival_wakeups(k);
+                expected += arrival_wakeups(kind, k);
                 within(
                     "waiter in line",
                     stats.wait_for(|s| s.waiting == k + 1 && s.wakeups == expected),
@@ -209,11 +186,11 @@ async fn herd_wakes_everyone_predecessor_wakes_one() {
             }
             let before = stats.snapshot();
             holder.release().await.unwrap();
-            let woken = if kind.herd() { WAITERS } else { 1 };
+            let (woken, won) = release_effect(kind, WAITERS);
             let after = within(
                 "one winner",
                 stats.wait_for(|s| {
-                    s.acquired == 1
+                    s.acquired == before.acquired + won
                         && s.waiting == WAITERS - 1
                         && s.wakeups == before.wakeups + woken
                 }),
@@ -222,6 +199,7 @@ async fn herd_wakes_everyone_predecessor_wakes_one() {
             settle(&clients).await;
             let late = stats.snapshot();
             assert_eq!(late.wakeups, after.wakeups, "{kind:?}: no further wake-ups");
+            assert_eq!(late.acquired, after.acquired, "{kind:?}: one winner");
             eprintln!(
                 "{}: {kind:?}: release woke {} of {WAITERS} waiters; getChildren {} -> {}, exists {} -> {}",
                 server.name,
@@ -238,7 +216,13 @@ async fn herd_wakes_everyone_predecessor_wakes_one() {
                 done.expect("waiter").release().await.unwrap();
                 pending = rest;
             }
-            wait_children(&holder_client, &dir, <[String]>::is_empty).await;
+            for sub in ["", "/a", "/b", "/leases", "/locks"] {
+                wait_children(&holder_client, &format!("{dir}{sub}"), |c| {
+                    c.iter()
+                        .all(|n| ["a", "b", "leases", "locks"].contains(&n.as_str()))
+                })
+                .await;
+            }
         }
     }
 }

@@ -21,13 +21,21 @@ use crate::guard::{LockGuard, LostReason, guarded_write};
 
 /// All-or-nothing acquisition of several mutexes.
 ///
-/// ```no_run
-/// # async fn demo(client: shepherd_client::Client) -> shepherd_recipes::Result<()> {
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let server = shepherd_server::Server::builder().start().await?;
+/// # let client = shepherd_client::Client::connect(&server.connect_string()).await?;
+/// # client.create("/config", b"v1", &shepherd_client::CreateOptions::persistent()).await?;
 /// use shepherd_recipes::MultiLock;
 /// let both = MultiLock::new(&client, ["/locks/a", "/locks/b"]);
-/// let guard = both.acquire().await?;
-/// guard.write(|m| m.set_data("/a", b"x", None).set_data("/b", b"y", None)).await?;
+/// let guard = both.acquire().await?; // "/locks/a", then "/locks/b"; all or nothing
+/// let tokens = guard.fencing_tokens(); // one per lock, in order
+/// assert_eq!(tokens.len(), 2);
+/// // Checks both lock nodes, then writes.
+/// guard.write(|m| m.set_data("/config", b"v2", None)).await?;
 /// guard.release().await?; // "/locks/b" first, then "/locks/a"
+/// # server.shutdown().await;
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]

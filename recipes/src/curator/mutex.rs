@@ -24,19 +24,30 @@ use crate::stats::LockStats;
 
 /// A reentrant exclusive lock compatible with Curator's `InterProcessMutex`.
 ///
-/// ```no_run
-/// # async fn demo(client: shepherd_client::Client) -> shepherd_recipes::Result<()> {
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let server = shepherd_server::Server::builder().start().await?;
+/// # let client = shepherd_client::Client::connect(&server.connect_string()).await?;
+/// # client.create("/config", b"v1", &shepherd_client::CreateOptions::persistent()).await?;
 /// use std::time::Duration;
 /// use shepherd_recipes::Mutex;
 /// let mutex = Mutex::new(&client, "/locks/orders");
 /// let outer = mutex.acquire().await?;
 /// let inner = mutex.acquire().await?; // same owner: re-entered, same node
 /// assert_eq!(mutex.hold_count(), 2);
+/// assert_eq!(inner.fencing_token(), outer.fencing_token());
+/// let token = outer.fencing_token();
+/// outer.write(|m| m.set_data("/config", token.to_string().as_bytes(), None)).await?;
+/// // Another owner (another value, here on the same client) is excluded.
+/// let other = Mutex::new(&client, "/locks/orders");
+/// assert!(other.acquire_timeout(Duration::from_millis(50)).await?.is_none());
 /// drop(inner);
 /// outer.release().await?; // last hold: the node is deleted
-/// if let Some(guard) = mutex.acquire_timeout(Duration::from_secs(1)).await? {
-///     guard.release().await?;
-/// }
+/// let guard = other.acquire_timeout(Duration::from_secs(5)).await?.expect("free");
+/// assert!(guard.fencing_token() > token);
+/// guard.release().await?;
+/// # server.shutdown().await;
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]

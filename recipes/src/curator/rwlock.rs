@@ -4,6 +4,11 @@
 //! sequential, in one container folder. A writer waits for every lower node; a reader for the
 //! last lower write node, except the write node of its own owner.
 //!
+//! kazoo's `ReadLock` (`__rlock__`) and `WriteLock` (`__lock__`) nodes in the folder are read
+//! as a reader and a writer; kazoo in turn sees ours when given
+//! `extra_lock_patterns=["__WRIT__"]` (its readers) and `["__WRIT__", "__READ__"]` (its
+//! writers), see the crate docs.
+//!
 //! Invariants: each half is reentrant per `ReadWriteLock` value; the write holder may take the
 //! read half (downgrade: take read, release write); holding only the read half, taking the
 //! write half fails with [`Error::UpgradeNotSupported`] instead of waiting for ourselves.
@@ -22,14 +27,27 @@ use crate::stats::LockStats;
 
 /// A reentrant read/write lock compatible with Curator's `InterProcessReadWriteLock`.
 ///
-/// ```no_run
-/// # async fn demo(client: shepherd_client::Client) -> shepherd_recipes::Result<()> {
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let server = shepherd_server::Server::builder().start().await?;
+/// # let client = shepherd_client::Client::connect(&server.connect_string()).await?;
+/// # client.create("/config", b"v1", &shepherd_client::CreateOptions::persistent()).await?;
+/// use std::time::Duration;
 /// use shepherd_recipes::ReadWriteLock;
 /// let lock = ReadWriteLock::new(&client, "/locks/catalog");
 /// let write = lock.write_lock().await?;
+/// let token = write.fencing_token();
+/// write.write(|m| m.set_data("/config", token.to_string().as_bytes(), None)).await?;
+/// let other = ReadWriteLock::new(&client, "/locks/catalog"); // another owner
+/// assert!(other.read_lock_timeout(Duration::from_millis(50)).await?.is_none());
 /// let read = lock.read_lock().await?; // the writer may read
 /// write.release().await?; // downgraded: still reading, others may read too
+/// let shared = other.read_lock().await?;
+/// assert!(shared.fencing_token() > read.fencing_token());
 /// read.release().await?;
+/// shared.release().await?;
+/// # server.shutdown().await;
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]

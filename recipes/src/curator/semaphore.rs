@@ -28,13 +28,23 @@ use crate::stats::LockStats;
 
 /// A non-reentrant exclusive lock compatible with Curator's `InterProcessSemaphoreMutex`.
 ///
-/// ```no_run
-/// # async fn demo(client: shepherd_client::Client) -> shepherd_recipes::Result<()> {
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let server = shepherd_server::Server::builder().start().await?;
+/// # let client = shepherd_client::Client::connect(&server.connect_string()).await?;
+/// # client.create("/config", b"v1", &shepherd_client::CreateOptions::persistent()).await?;
+/// use std::time::Duration;
 /// use shepherd_recipes::SemaphoreMutex;
 /// let lock = SemaphoreMutex::new(&client, "/locks/batch");
 /// let guard = lock.acquire().await?;
+/// let token = guard.fencing_token();
+/// guard.write(|m| m.set_data("/config", token.to_string().as_bytes(), None)).await?;
+/// // Not reentrant: a second acquisition waits, even through the same value.
+/// assert!(lock.acquire_timeout(Duration::from_millis(50)).await?.is_none());
 /// // Not tied to this task: another one may release it.
-/// tokio::spawn(async move { guard.release().await }).await.unwrap()?;
+/// tokio::spawn(async move { guard.release().await }).await??;
+/// # server.shutdown().await;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]

@@ -2,6 +2,8 @@
 //! a TCP proxy that can cut a connection right after a chosen request reached the server.
 #![allow(dead_code)]
 
+pub mod kinds;
+
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -13,13 +15,36 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-/// A server to test against. `_guard` keeps an embedded server alive for the test.
+/// A server to test against.
 pub struct TestServer {
     /// For messages.
     pub name: &'static str,
     /// `host:port` (no chroot).
     pub connect: String,
-    _guard: Option<Box<dyn std::any::Any + Send>>,
+    /// The embedded server's handle (`None` for real ZooKeeper).
+    embedded: Option<shepherd_server::ServerHandle>,
+}
+
+impl TestServer {
+    /// Ends `client`'s session the way the server itself would: on the embedded server by
+    /// [`shepherd_server::ServerHandle::expire_session`] (ephemerals deleted, the connection
+    /// closed, the client told on reconnecting), on real ZooKeeper by [`expire`] (so `client`
+    /// must talk through `proxy` there). Returns once the client has seen `Expired`.
+    pub async fn expire(&self, client: &Client, proxy: &Proxy) {
+        match &self.embedded {
+            Some(handle) => {
+                let mut status = client.status_watch();
+                handle.expire_session(client.session_id());
+                within(
+                    "expiry",
+                    status.wait_for(|s| s.state == SessionState::Expired),
+                )
+                .await
+                .expect("status");
+            }
+            None => expire(client, proxy, &self.connect).await,
+        }
+    }
 }
 
 /// Every server the tests run against. Without any, tests pass quietly.
@@ -29,7 +54,7 @@ pub async fn servers() -> Vec<TestServer> {
         Ok(addr) if !addr.is_empty() => out.push(TestServer {
             name: "zookeeper",
             connect: addr,
-            _guard: None,
+            embedded: None,
         }),
         _ => eprintln!("note: SHEPHERD_REAL_ZK is not set; skipping the real ZooKeeper runs"),
     }
@@ -43,7 +68,7 @@ pub async fn servers() -> Vec<TestServer> {
     out.push(TestServer {
         name: "shepherd",
         connect: server.connect_string(),
-        _guard: Some(Box::new(server)),
+        embedded: Some(server),
     });
     out
 }
@@ -276,9 +301,13 @@ async fn read_frame<R: AsyncReadExt + Unpin>(r: &mut R) -> Option<Vec<u8>> {
     Some(body)
 }
 
+/// One write per frame (with `TCP_NODELAY` set on both legs, no segment waits for the
+/// previous one's acknowledgement).
 async fn write_frame<W: AsyncWriteExt + Unpin>(w: &mut W, body: &[u8]) -> Option<()> {
-    w.write_i32(body.len() as i32).await.ok()?;
-    w.write_all(body).await.ok()
+    let mut frame = Vec::with_capacity(4 + body.len());
+    frame.extend_from_slice(&i32::try_from(body.len()).ok()?.to_be_bytes());
+    frame.extend_from_slice(body);
+    w.write_all(&frame).await.ok()
 }
 
 fn be_i32(b: &[u8], at: usize) -> Option<i32> {
@@ -292,6 +321,8 @@ async fn pipe(
     state: Arc<Mutex<ProxyState>>,
     cuts: watch::Sender<usize>,
 ) {
+    let _ = client.set_nodelay(true);
+    let _ = server.set_nodelay(true);
     let (mut cr, mut cw) = client.split();
     let (mut sr, mut sw) = server.split();
     let (cut_tx, cut_rx) = watch::channel(None::<i32>);
