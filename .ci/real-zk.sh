@@ -32,6 +32,7 @@ clientPort=$port
 clientPortAddress=127.0.0.1
 admin.enableServer=false
 4lw.commands.whitelist=*
+maxClientCnxns=0
 EOF
   # Our own log4j.properties comes first on the classpath: everything goes to stdout -> the log.
   cat >"$REAL_ZK_DIR/log4j.properties" <<'EOF'

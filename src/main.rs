@@ -1,4 +1,7 @@
-//! The `shepherd` command: `shepherd serve` runs a ZooKeeper-compatible dev coordinator.
+//! The `shepherd` command: `shepherd serve` runs a ZooKeeper-compatible dev coordinator;
+//! `shepherd bench herd` measures the herd effect of the lock recipes.
+
+mod bench;
 
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -36,14 +39,24 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Run a benchmark.
+    Bench {
+        #[command(subcommand)]
+        bench: bench::Bench,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A benchmark opens and closes thousands of sessions: only problems are worth printing.
+    let default_level = match cli.command {
+        Command::Serve { .. } => "info",
+        Command::Bench { .. } => "warn",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -54,6 +67,9 @@ fn main() -> ExitCode {
             tick_time,
             config,
         } => serve(port, bind, tick_time, config),
+        Command::Bench {
+            bench: bench::Bench::Herd(args),
+        } => bench::herd::main(&args),
     }
 }
 
@@ -133,4 +149,50 @@ fn serve(
         server.shutdown().await;
         ExitCode::SUCCESS
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bench_herd_parses_with_defaults_and_lists() {
+        let cli = Cli::try_parse_from(["shepherd", "bench", "herd"]).unwrap();
+        let Command::Bench {
+            bench: bench::Bench::Herd(args),
+        } = cli.command
+        else {
+            panic!("not bench herd");
+        };
+        assert_eq!(args.contenders, [2, 10, 50, 100, 500, 1000]);
+        assert_eq!(args.recipes, bench::herd::Recipe::ALL);
+        let cli = Cli::try_parse_from([
+            "shepherd",
+            "bench",
+            "herd",
+            "--contenders",
+            "2,5",
+            "--recipes",
+            "sequential-herd,curator-mutex",
+            "--connect",
+            "127.0.0.1:2181",
+        ])
+        .unwrap();
+        let Command::Bench {
+            bench: bench::Bench::Herd(args),
+        } = cli.command
+        else {
+            panic!("not bench herd");
+        };
+        assert_eq!(args.contenders, [2, 5]);
+        assert_eq!(
+            args.recipes,
+            [
+                bench::herd::Recipe::SequentialHerd,
+                bench::herd::Recipe::CuratorMutex
+            ]
+        );
+        assert_eq!(args.connect.as_deref(), Some("127.0.0.1:2181"));
+        assert!(Cli::try_parse_from(["shepherd", "bench", "herd", "--contenders", "0"]).is_err());
+    }
 }
