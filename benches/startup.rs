@@ -97,7 +97,10 @@ async fn real_zk_start_to_ready(runs: usize) -> Option<Duration> {
         let deadline = started + Duration::from_secs(60);
         let mut ready = None;
         while Instant::now() < deadline {
-            if first_session(&addr).await.is_ok() {
+            // A connection accepted while ZooKeeper is still starting may never be read, so
+            // every attempt is bounded.
+            let attempt = tokio::time::timeout(Duration::from_millis(500), first_session(&addr));
+            if matches!(attempt.await, Ok(Ok(()))) {
                 ready = Some(started.elapsed());
                 break;
             }

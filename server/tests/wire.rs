@@ -309,3 +309,92 @@ async fn many_servers_in_one_process() {
         server.shutdown().await;
     }
 }
+
+#[tokio::test]
+async fn connections_over_the_per_ip_limit_are_closed_on_accept() {
+    let server = Server::builder()
+        .max_client_connections(3)
+        .start()
+        .await
+        .unwrap();
+    let addr = server.connect_string();
+    let mut kept = Vec::new();
+    for _ in 0..3 {
+        let (stream, response) = session(&addr).await;
+        assert!(!response.is_expired());
+        kept.push(stream);
+    }
+    // The fourth from the same address is closed at once, with nothing written.
+    let mut fourth = TcpStream::connect(&addr).await.unwrap();
+    let _ = fourth
+        .write_all(&connect_frame(Some(false), 0, vec![0; 16]))
+        .await;
+    assert!(closed(&mut fourth).await);
+    // Closing one frees a place.
+    drop(kept.pop());
+    let mut admitted = None;
+    for _ in 0..100 {
+        // The server notices the close asynchronously; retry until the place is free.
+        let mut stream = TcpStream::connect(&addr).await.unwrap();
+        let _ = stream
+            .write_all(&connect_frame(Some(false), 0, vec![0; 16]))
+            .await;
+        if let Some(payload) = read_frame(&mut stream).await {
+            admitted = Some(payload);
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert!(admitted.is_some(), "a freed place is reused");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_slow_reader_slows_only_itself() {
+    const REQUESTS: usize = 2000;
+    let server = server().await;
+    let addr = server.connect_string();
+    let (mut setup, _) = session(&addr).await;
+    let create = Request::Create(CreateRequest {
+        path: "/big".into(),
+        data: Some(vec![7u8; 256 * 1024]),
+        acl: Acl::open_unsafe(),
+        flags: 0,
+    });
+    assert!(matches!(call(&mut setup, 1, &create).await, Reply::Ok(..)));
+    // A client that pipelines reads of a 256 KiB node and never reads a byte back: the
+    // replies (500 MiB) are far more than any socket buffer holds.
+    let (mut slow, _) = session(&addr).await;
+    let get = encode_frame(|buf| {
+        encode_request(
+            2,
+            &Request::GetData(PathWatchRequest {
+                path: "/big".into(),
+                watch: false,
+            }),
+            buf,
+        )
+    });
+    let burst = get.repeat(REQUESTS);
+    slow.write_all(&burst).await.unwrap();
+    // Every other session is served as usual meanwhile.
+    for _ in 0..5 {
+        still_serves(&addr).await;
+    }
+    // The server stopped reading the slow connection once its replies backed up, instead of
+    // reading everything and queueing the replies in memory.
+    let cons = server.four_letter_word(FourLetterWord::Cons);
+    let most_received = cons
+        .split("recved=")
+        .skip(1)
+        .filter_map(|rest| rest.split(',').next()?.parse::<usize>().ok())
+        .max()
+        .unwrap_or(0);
+    assert!(
+        most_received < REQUESTS / 2,
+        "the slow connection was read {most_received} times: {cons}"
+    );
+    eprintln!("slow reader: read {most_received} of {REQUESTS} requests");
+    drop(slow);
+    server.shutdown().await;
+}
