@@ -9,10 +9,9 @@
 
 use shepherd_protocol::{
     AuthPacket, Codec, Create2Response, CreateRequest, CreateResponse, ErrorCode, ErrorResponse,
-    EventType, GetAllChildrenNumberResponse, GetChildren2Response, GetChildrenResponse,
-    GetEphemeralsResponse, MultiOp, OpCode, PathRequest, RemoveWatchesRequest, ReplyHeader,
-    Request, RequestHeader, Response, SaslToken, SetWatches2, StatResponse, WhoAmIResponse,
-    decode_from, encode_reply, xid,
+    EventType, GetAllChildrenNumberResponse, GetEphemeralsResponse, MultiOp, OpCode, PathRequest,
+    RemoveWatchesRequest, ReplyHeader, Request, RequestHeader, Response, SaslToken, SetWatches2,
+    StatResponse, WhoAmIResponse, decode_from, encode_reply, xid,
 };
 
 use super::ops::{OpResult, Txn};
@@ -134,6 +133,7 @@ impl Core {
         let create = |op: OpCode, r: CreateRequest, ttl: i64| {
             move |core: &mut Core, txn: &mut Txn| core.create(op, &r, ttl, ids, txn)
         };
+        let children2 = matches!(request, Request::GetChildren2(_));
         let result: OpResult<Option<Response>> = match request {
             Request::Ping => {
                 out.push(Action::Send(
@@ -225,17 +225,17 @@ impl Core {
             Request::GetData(r) => self
                 .get_data(&r.path, watch(r.watch), ids)
                 .map(|d| Some(Response::GetData(d))),
-            Request::GetChildren(r) => self
-                .get_children(&r.path, watch(r.watch), ids)
-                .map(|(children, _)| Some(Response::GetChildren(GetChildrenResponse { children }))),
-            Request::GetChildren2(r) => {
-                self.get_children(&r.path, watch(r.watch), ids)
-                    .map(|(children, stat)| {
-                        Some(Response::GetChildren2(GetChildren2Response {
-                            children,
-                            stat,
-                        }))
-                    })
+            // Encoded straight from the tree (see `get_children_reply`); an error takes the
+            // common path below.
+            Request::GetChildren(r) | Request::GetChildren2(r) => {
+                let with_stat = children2;
+                match self.get_children_reply(xid, &r.path, watch(r.watch), ids, with_stat) {
+                    Ok(payload) => {
+                        out.push(Action::Send(conn, payload));
+                        return out;
+                    }
+                    Err(code) => Err(code),
+                }
             }
             Request::GetACL(r) => self
                 .get_acl(&r.path, ids)

@@ -90,8 +90,8 @@ impl Core {
                         self.get_data(&r.path, None, ids).map(MultiResult::GetData)
                     }
                     MultiOp::GetChildren(r) => self
-                        .get_children(&r.path, None, ids)
-                        .map(|(names, _)| MultiResult::GetChildren(names)),
+                        .get_children(&r.path, ids)
+                        .map(MultiResult::GetChildren),
                     _ => Err(ErrorCode::MarshallingError),
                 };
                 result.unwrap_or_else(|code| MultiResult::Error(code.into()))

@@ -9,9 +9,9 @@
 use std::collections::BTreeSet;
 
 use shepherd_protocol::{
-    Acl, CheckVersionRequest, CreateMode, CreateRequest, ErrorCode, EventType, GetACLResponse,
-    GetDataResponse, Id, KeeperState, OpCode, SetACLRequest, SetDataRequest, Stat, WatcherEvent,
-    encode_event, perms,
+    Acl, CheckVersionRequest, Codec, CreateMode, CreateRequest, ErrorCode, EventType,
+    GetACLResponse, GetDataResponse, Id, KeeperState, OpCode, ReplyHeader, SetACLRequest,
+    SetDataRequest, Stat, WatcherEvent, encode_event, perms,
 };
 
 use super::tree::{Owner, Undo};
@@ -27,6 +27,10 @@ use super::{Action, ConnId, Core, Now, SessionId, acl, path};
 
 /// The result of one check or operation: a ZooKeeper error code is a value, not a Rust error.
 pub(crate) type OpResult<T> = Result<T, ErrorCode>;
+
+/// Encoded sizes of a reply header (xid, zxid, err) and of a Stat, for exact reply buffers.
+const REPLY_HEADER_LEN: usize = 4 + 8 + 4;
+const STAT_LEN: usize = 4 * 8 + 3 * 4 + 8 + 2 * 4 + 8;
 
 /// The largest TTL a node may have: the 40 bits below the TTL marker (§6.2 step 3).
 const MAX_TTL: i64 = 0xFF_FFFF_FFFF;
@@ -105,7 +109,11 @@ impl Core {
         } else {
             ttl < 0
         };
-        if !ttl_ok {
+        // createTTL stores its TTL as the owner whatever the flags say, and ZooKeeper's apply
+        // step throws on a TTL outside 1..=MAX_TTL; refuse that up front instead of storing a
+        // node the reaper would delete at once.
+        let ttl_op_ok = op != OpCode::CreateTTL || (ttl > 0 && ttl <= MAX_TTL);
+        if !ttl_ok || !ttl_op_ok {
             return Err(BadArguments);
         }
         let parent = path::parent_for_write(&req.path).ok_or(BadArguments)?;
@@ -299,13 +307,8 @@ impl Core {
             .ok_or(ErrorCode::NoNode)
     }
 
-    /// getChildren and getChildren2 (§6.5): sorted names, the watch only on success.
-    pub(crate) fn get_children(
-        &mut self,
-        path: &str,
-        watch: Option<ConnId>,
-        ids: &[Id],
-    ) -> OpResult<(Vec<String>, Stat)> {
+    /// getChildren inside a multiRead (§10.4): the sorted names, no watch.
+    pub(crate) fn get_children(&self, path: &str, ids: &[Id]) -> OpResult<Vec<String>> {
         let node = self
             .tree
             .get(path::lookup_key(path))
@@ -313,11 +316,54 @@ impl Core {
         if !acl::allows(&node.acl, ids, perms::READ) {
             return Err(ErrorCode::NoAuth);
         }
-        let result = (node.children.iter().cloned().collect(), node.stat());
+        Ok(node.children.iter().cloned().collect())
+    }
+
+    /// getChildren and getChildren2 (§6.5): sorted names, the watch only on success. Returns
+    /// the whole reply payload (header with `xid` and the last zxid, the names, and the stat
+    /// for getChildren2), the same bytes as encoding a [`GetChildrenResponse`] or
+    /// [`GetChildren2Response`] with [`encode_reply`]. It is written straight from the node's
+    /// cached list into one buffer of the exact size: herd waiters all read lists of N names
+    /// after every release, and cloning every name into a response only to encode and drop it
+    /// was most of the server's time under the core lock.
+    ///
+    /// [`GetChildrenResponse`]: shepherd_protocol::GetChildrenResponse
+    /// [`GetChildren2Response`]: shepherd_protocol::GetChildren2Response
+    /// [`encode_reply`]: shepherd_protocol::encode_reply
+    pub(crate) fn get_children_reply(
+        &mut self,
+        xid: i32,
+        path: &str,
+        watch: Option<ConnId>,
+        ids: &[Id],
+        with_stat: bool,
+    ) -> OpResult<Vec<u8>> {
+        let header = ReplyHeader {
+            xid,
+            zxid: self.zxid,
+            err: ErrorCode::Ok.into(),
+        };
+        let node = self
+            .tree
+            .get_mut(path::lookup_key(path))
+            .ok_or(ErrorCode::NoNode)?;
+        if !acl::allows(&node.acl, ids, perms::READ) {
+            return Err(ErrorCode::NoAuth);
+        }
+        let stat = with_stat.then(|| node.stat());
+        let names = node.children.wire();
+        let stat_len = if with_stat { STAT_LEN } else { 0 };
+        let mut payload = Vec::with_capacity(REPLY_HEADER_LEN + names.len() + stat_len);
+        header.encode(&mut payload);
+        payload.extend_from_slice(names);
+        if let Some(stat) = stat {
+            stat.encode(&mut payload);
+        }
+        debug_assert_eq!(payload.len(), payload.capacity());
         if let Some(conn) = watch {
             self.child_watches.add(path, conn, Mode::Standard);
         }
-        Ok(result)
+        Ok(payload)
     }
 
     /// getAllChildrenNumber (§6.5): all descendants. Java counts the keys that start with
@@ -427,6 +473,8 @@ impl Core {
         acl: Option<&[Acl]>,
         out: &mut Vec<Action>,
     ) {
+        // Every receiver gets the same bytes: encode them once, not once per watcher.
+        let mut encoded: Option<Vec<u8>> = None;
         for conn in conns {
             let Some(c) = self.conns.get(&conn) else {
                 continue;
@@ -436,13 +484,18 @@ impl Core {
             {
                 continue;
             }
-            let event = WatcherEvent {
-                event_type,
-                state: KeeperState::SyncConnected,
-                path: path.to_string(),
-            };
-            let mut payload = Vec::new();
-            encode_event(-1, &event, &mut payload);
+            let payload = encoded
+                .get_or_insert_with(|| {
+                    let event = WatcherEvent {
+                        event_type,
+                        state: KeeperState::SyncConnected,
+                        path: path.to_string(),
+                    };
+                    let mut payload = Vec::new();
+                    encode_event(-1, &event, &mut payload);
+                    payload
+                })
+                .clone();
             self.metrics.count(event_type, c.session, payload.len());
             out.push(Action::Send(conn, payload));
         }
@@ -479,5 +532,65 @@ impl Core {
             self.remove_node(&path, &mut txn);
             self.deliver(txn.fired, out);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use shepherd_protocol::{GetChildren2Response, GetChildrenResponse, Response, encode_reply};
+
+    use super::*;
+    use crate::core::{CoreConfig, Now};
+
+    /// The reply written straight from the tree is byte for byte the encoded response.
+    #[test]
+    fn children_reply_is_the_encoded_response() {
+        let now = Now {
+            mono_ms: 0,
+            wall_ms: 1_700_000_000_000,
+        };
+        let mut core = Core::new(CoreConfig::default(), now);
+        let mut undo = Vec::new();
+        for (i, p) in ["/d", "/d/β-2", "/d/a-10", "/d/a-9"]
+            .into_iter()
+            .enumerate()
+        {
+            let at = (i as i64 + 1, now.wall_ms);
+            let acl = Acl::open_unsafe();
+            core.tree
+                .create(p, Some(vec![1]), acl, Owner::Persistent, at, &mut undo);
+        }
+        core.zxid = 4;
+        for path in ["/d", "/d/a-9", "/"] {
+            let node = core.tree.get(path).unwrap();
+            let children: Vec<String> = node.children.iter().cloned().collect();
+            let stat = node.stat();
+            let header = ReplyHeader {
+                xid: 7,
+                zxid: 4,
+                err: 0,
+            };
+            let mut plain = Vec::new();
+            let response = Response::GetChildren(GetChildrenResponse {
+                children: children.clone(),
+            });
+            encode_reply(&header, Some(&response), &mut plain);
+            let mut with_stat = Vec::new();
+            let response = Response::GetChildren2(GetChildren2Response { children, stat });
+            encode_reply(&header, Some(&response), &mut with_stat);
+            assert_eq!(
+                core.get_children_reply(7, path, None, &[], false),
+                Ok(plain)
+            );
+            assert_eq!(
+                core.get_children_reply(7, path, Some(1), &[], true),
+                Ok(with_stat)
+            );
+        }
+        assert_eq!(
+            core.get_children_reply(7, "/nope", None, &[], false),
+            Err(ErrorCode::NoNode)
+        );
+        assert_eq!(core.child_watches.count(), 3);
     }
 }

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use shepherd_protocol::{Acl, Stat};
+use shepherd_protocol::{Acl, Codec, Stat};
 
 use super::SessionId;
 use super::path;
@@ -43,7 +43,64 @@ pub(crate) struct Node {
     /// C: children ever created here; the sequence counter (§8.1).
     pub creates: i32,
     pub owner: Owner,
-    pub children: BTreeSet<String>,
+    pub children: Children,
+}
+
+/// A node's child names, sorted, with their wire form kept for getChildren.
+///
+/// In a herd every release wakes ~N waiters that each re-read the same unchanged list, so the
+/// jute vector (count, then each name) is built once per change of the list instead of once per
+/// read; a read then costs one copy instead of one allocation per name. The names can only
+/// change through [`Children::insert`] and [`Children::remove`], which drop the cached form, so
+/// it can never disagree with them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Children {
+    names: BTreeSet<String>,
+    /// The encoded `vector<ustring>` of `names`; `None` until asked for after a change.
+    wire: Option<Vec<u8>>,
+}
+
+impl Children {
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The names, sorted (byte order, as ZooKeeper's sorted reply lists them).
+    pub fn iter(&self) -> std::collections::btree_set::Iter<'_, String> {
+        self.names.iter()
+    }
+
+    fn insert(&mut self, name: String) {
+        if self.names.insert(name) {
+            self.wire = None;
+        }
+    }
+
+    fn remove(&mut self, name: &str) {
+        if self.names.remove(name) {
+            self.wire = None;
+        }
+    }
+
+    /// The names as a jute `vector<ustring>`, exactly as `Vec<String>::encode` writes them.
+    pub fn wire(&mut self) -> &[u8] {
+        let names = &self.names;
+        self.wire.get_or_insert_with(|| {
+            let len = 4 + names.iter().map(|n| 4 + n.len()).sum::<usize>();
+            let mut buf = Vec::with_capacity(len);
+            i32::try_from(names.len())
+                .unwrap_or(i32::MAX)
+                .encode(&mut buf);
+            for name in names {
+                name.encode(&mut buf);
+            }
+            buf
+        })
+    }
 }
 
 impl Node {
@@ -60,7 +117,7 @@ impl Node {
             aversion: 0,
             creates: 0,
             owner,
-            children: BTreeSet::new(),
+            children: Children::default(),
         }
     }
 
@@ -420,5 +477,40 @@ mod tests {
         assert!(tree.get("/a/e").is_none() && tree.containers().is_empty());
         assert_eq!(tree.ephemerals_count(), 0);
         assert_eq!(tree.get("/a").unwrap().stat().cversion, 0);
+    }
+
+    /// The cached wire form always matches encoding the names afresh, through creates,
+    /// deletes and a rollback.
+    #[test]
+    fn children_wire_follows_every_change() {
+        fn fresh(node: &Node) -> Vec<u8> {
+            node.children
+                .iter()
+                .cloned()
+                .collect::<Vec<String>>()
+                .to_bytes()
+        }
+        let mut tree = Tree::new();
+        let mut undo = Vec::new();
+        let open = Acl::open_unsafe;
+        tree.create("/d", None, open(), Owner::Persistent, (1, 1), &mut undo);
+        let check = |tree: &mut Tree| {
+            let expected = fresh(tree.get("/d").unwrap());
+            assert_eq!(tree.get_mut("/d").unwrap().children.wire(), &expected[..]);
+        };
+        check(&mut tree);
+        for name in ["/d/b", "/d/a", "/d/c"] {
+            tree.create(name, None, open(), Owner::Persistent, (2, 2), &mut undo);
+            check(&mut tree);
+        }
+        let mut undo = Vec::new();
+        tree.delete("/d/a", 3, &mut undo);
+        check(&mut tree);
+        tree.create("/d/e", None, open(), Owner::Persistent, (3, 3), &mut undo);
+        check(&mut tree);
+        tree.rollback(undo);
+        check(&mut tree);
+        let names: Vec<&String> = tree.get("/d").unwrap().children.iter().collect();
+        assert_eq!(names, ["a", "b", "c"]);
     }
 }

@@ -34,12 +34,16 @@ pub(crate) struct WatchTable {
 }
 
 impl WatchTable {
-    /// Registers (or overwrites, §9.4) the connection's watch on `path`.
+    /// Registers (or overwrites, §9.4) the connection's watch on `path`. A herd waiter re-arms
+    /// the same watch after every release, so the path is copied only when it is new to a map.
     pub fn add(&mut self, path: &str, conn: ConnId, mode: Mode) {
+        if !self.by_path.contains_key(path) {
+            self.by_path.insert(path.to_string(), BTreeMap::new());
+        }
         let old = self
             .by_path
-            .entry(path.to_string())
-            .or_default()
+            .get_mut(path)
+            .expect("inserted above")
             .insert(conn, mode);
         if old == Some(Mode::Recursive) {
             self.recursive -= 1;
@@ -47,10 +51,10 @@ impl WatchTable {
         if mode == Mode::Recursive {
             self.recursive += 1;
         }
-        self.by_conn
-            .entry(conn)
-            .or_default()
-            .insert(path.to_string());
+        let paths = self.by_conn.entry(conn).or_default();
+        if !paths.contains(path) {
+            paths.insert(path.to_string());
+        }
     }
 
     /// Removes the connection's watch on `path`, whatever its mode. False if there was none.
@@ -102,26 +106,36 @@ impl WatchTable {
     pub fn trigger(&mut self, path: &str, event: EventType) -> BTreeSet<ConnId> {
         let mut hit = BTreeSet::new();
         let mut consumed = Vec::new();
-        if let Some(watchers) = self.by_path.get(path) {
-            for (&conn, &mode) in watchers {
-                match mode {
-                    Mode::Recursive => {
-                        if event != EventType::NodeChildrenChanged {
-                            hit.insert(conn);
-                        }
-                    }
-                    Mode::Persistent => {
+        if let Some(watchers) = self.by_path.get_mut(path) {
+            // One pass that also drops the one-shot watches, rather than a lookup per watcher.
+            watchers.retain(|&conn, &mut mode| match mode {
+                Mode::Recursive => {
+                    if event != EventType::NodeChildrenChanged {
                         hit.insert(conn);
                     }
-                    Mode::Standard => {
-                        hit.insert(conn);
-                        consumed.push(conn);
-                    }
+                    true
                 }
+                Mode::Persistent => {
+                    hit.insert(conn);
+                    true
+                }
+                Mode::Standard => {
+                    hit.insert(conn);
+                    consumed.push(conn);
+                    false
+                }
+            });
+            if watchers.is_empty() {
+                self.by_path.remove(path);
             }
         }
         for conn in consumed {
-            self.remove(path, conn);
+            if let Some(paths) = self.by_conn.get_mut(&conn) {
+                paths.remove(path);
+                if paths.is_empty() {
+                    self.by_conn.remove(&conn);
+                }
+            }
         }
         if self.recursive > 0 && event != EventType::NodeChildrenChanged {
             for ancestor in path::ancestors(path) {

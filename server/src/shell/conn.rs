@@ -10,12 +10,14 @@
 //! * while a write to a slow reader is pending, no new request of its own is read: a slow
 //!   reader slows only itself (events for it queue up, as in ZooKeeper).
 
+use std::collections::VecDeque;
+use std::io::IoSlice;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
-use bytes::Bytes;
-use futures_util::{SinkExt, StreamExt};
+use bytes::{Buf, Bytes, BytesMut};
+use futures_util::StreamExt;
 use shepherd_protocol::{ConnectRequest, Frame, FrameCodec, decode_from};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
@@ -210,6 +212,11 @@ enum Written {
 
 /// Writes `first` and everything else already queued, then flushes; stops at a `Close` or at
 /// a delay marker that is still in the future.
+///
+/// Frames go to the socket directly rather than through `Framed`'s sink, whose encoder would
+/// copy every payload into its write buffer once more: a herd's getChildren replies are tens of
+/// kilobytes each, and the core has already built each one in a buffer of its own. Only the
+/// read half of `framed` is used, so its (empty) write buffer cannot hold anything back.
 async fn write_queued(
     framed: &mut Framed<TcpStream, FrameCodec>,
     rx: &mut mpsc::UnboundedReceiver<Outbound>,
@@ -217,12 +224,20 @@ async fn write_queued(
     stats: &ConnStats,
     shared: &Shared,
 ) -> std::io::Result<Written> {
+    let socket = framed.get_mut();
+    let mut pending = Pending::default();
     let mut next = Some(first);
     let mut outcome = Written::Open;
     while let Some(out) = next.take() {
         match out {
             Outbound::Frame(payload) => {
-                feed(framed, payload, stats, shared).await?;
+                stats.queued.fetch_sub(1, Relaxed);
+                stats.sent.fetch_add(1, Relaxed);
+                shared.stats.packets_sent.fetch_add(1, Relaxed);
+                pending.push(payload)?;
+                if pending.len >= Pending::HIGH_WATER {
+                    pending.write_to(socket).await?;
+                }
                 next = rx.try_recv().ok();
             }
             Outbound::Delay(until) => {
@@ -238,21 +253,83 @@ async fn write_queued(
             }
         }
     }
-    SinkExt::<Bytes>::flush(framed).await?;
+    pending.write_to(socket).await?;
+    socket.flush().await?;
     if matches!(outcome, Written::Closed) {
-        framed.get_mut().shutdown().await?;
+        socket.shutdown().await?;
     }
     Ok(outcome)
 }
 
-async fn feed(
-    framed: &mut Framed<TcpStream, FrameCodec>,
-    payload: Bytes,
-    stats: &ConnStats,
-    shared: &Shared,
-) -> std::io::Result<()> {
-    stats.queued.fetch_sub(1, Relaxed);
-    stats.sent.fetch_add(1, Relaxed);
-    shared.stats.packets_sent.fetch_add(1, Relaxed);
-    framed.feed(payload).await
+/// Length-prefixed frames on their way to the socket, written with `writev`: small frames (and
+/// every length prefix) are copied together, large payloads are sent from their own buffers.
+#[derive(Default)]
+struct Pending {
+    /// What is ready to go, in order.
+    chunks: VecDeque<Bytes>,
+    /// Small frames and prefixes not yet cut into a chunk.
+    small: BytesMut,
+    /// Bytes held, `small` included.
+    len: usize,
+}
+
+impl Pending {
+    /// Payloads at least this long are not copied.
+    const COPY_BELOW: usize = 4096;
+    /// Write once this much is held, rather than gather an unbounded queue first.
+    const HIGH_WATER: usize = 256 * 1024;
+    /// The most slices passed to one `writev` (Linux allows 1024).
+    const MAX_SLICES: usize = 64;
+
+    /// Queues one frame: its 4-byte big-endian length, then the payload. A payload too long
+    /// for the signed 32-bit length is refused, as tokio-util's codec refused it before.
+    fn push(&mut self, payload: Bytes) -> std::io::Result<()> {
+        let len = i32::try_from(payload.len()).map_err(|_| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "frame too large")
+        })?;
+        self.small.extend_from_slice(&len.to_be_bytes());
+        self.len += 4 + payload.len();
+        if payload.len() < Self::COPY_BELOW {
+            self.small.extend_from_slice(&payload);
+        } else {
+            self.chunks.push_back(self.small.split().freeze());
+            self.chunks.push_back(payload);
+        }
+        Ok(())
+    }
+
+    /// Writes everything held.
+    async fn write_to(&mut self, socket: &mut TcpStream) -> std::io::Result<()> {
+        if !self.small.is_empty() {
+            self.chunks.push_back(self.small.split().freeze());
+        }
+        while !self.chunks.is_empty() {
+            let slices: Vec<IoSlice<'_>> = self
+                .chunks
+                .iter()
+                .filter(|c| !c.is_empty())
+                .take(Self::MAX_SLICES)
+                .map(|c| IoSlice::new(c))
+                .collect();
+            let mut written = if slices.is_empty() {
+                0
+            } else {
+                match socket.write_vectored(&slices).await? {
+                    0 => return Err(std::io::ErrorKind::WriteZero.into()),
+                    n => n,
+                }
+            };
+            drop(slices);
+            while let Some(front) = self.chunks.front_mut() {
+                if front.len() > written {
+                    front.advance(written);
+                    break;
+                }
+                written -= front.len();
+                self.chunks.pop_front();
+            }
+        }
+        self.len = 0;
+        Ok(())
+    }
 }

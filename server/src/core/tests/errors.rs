@@ -63,6 +63,9 @@ fn ttl_needs_extended_types() {
     assert_eq!(h.send(&mut c, ttl_req("/t", 6, 100)).err(), -6);
     // Without a TTL mode the TTL check still applies.
     assert_eq!(h.send(&mut c, ttl_req("/t", 0, 100)).err(), -8);
+    // createTTL always needs a valid TTL, whatever its flags: a negative one is refused rather
+    // than stored as a node the reaper would delete at once.
+    assert_eq!(h.send(&mut c, ttl_req("/t", 0, -1)).err(), -8);
     // Containers need no flag.
     let container = Request::CreateContainer(CreateRequest {
         path: "/c".into(),

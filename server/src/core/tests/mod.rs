@@ -6,6 +6,7 @@ mod basics;
 mod errors;
 mod harness;
 mod multi;
+mod props;
 mod reaper;
 mod sessions;
 mod watches;
