@@ -49,7 +49,10 @@ pub(super) async fn run(
         .open_connection(id, ConnInfo { addr: peer.ip() });
     let mut framed = Framed::new(socket, FrameCodec::server(shared.config.max_buffer));
     let mut connected = false;
-    let mut idle_deadline = Instant::now() + HANDSHAKE_IDLE;
+    // The silence allowed: the handshake limit, then the session's timeout, which is fixed for
+    // the life of this connection (a reattach with a new timeout comes on a new connection).
+    let mut idle = HANDSHAKE_IDLE;
+    let mut idle_deadline = Instant::now() + idle;
     // A delayed reply (Fault::Delay) at the head of the queue: nothing is written before this.
     let mut paused_until: Option<Instant> = None;
     // A fault closed the connection: read nothing more, only flush up to the queued Close.
@@ -70,7 +73,7 @@ pub(super) async fn run(
                 if !wait_thawed(&shared, session, &mut freeze, &kill).await {
                     return Ok(());
                 }
-                idle_deadline = Instant::now() + idle_timeout(&shared, id);
+                idle_deadline = Instant::now() + idle;
                 continue;
             }
             tokio::select! {
@@ -130,7 +133,13 @@ pub(super) async fn run(
                             }
                             let started = std::time::Instant::now();
                             if connected {
-                                let session = shared.core.lock().connection_session(id);
+                                // Only fault rules need the session; spare the hot path a
+                                // second turn of the core lock when there are none.
+                                let session = if shared.harness.any_faults() {
+                                    shared.core.lock().connection_session(id)
+                                } else {
+                                    None
+                                };
                                 match shared.harness.match_fault(session, &payload) {
                                     None => shared.with_core(|core, now| core.request(id, &payload, now)),
                                     Some(fault) => draining = shared.apply_fault(id, &payload, fault),
@@ -140,9 +149,10 @@ pub(super) async fn run(
                                 shared.with_core(|core, now| core.connect(id, &payload, now));
                                 // A new session may expire before anything the ticker waits for.
                                 shared.wake_ticker();
+                                idle = idle_timeout(&shared, id);
                             }
                             shared.stats.record_latency(started.elapsed().as_micros() as u64);
-                            idle_deadline = Instant::now() + idle_timeout(&shared, id);
+                            idle_deadline = Instant::now() + idle;
                         }
                     }
                 }

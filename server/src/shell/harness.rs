@@ -274,6 +274,11 @@ impl Harness {
     }
 
     /// Cheap: false whenever no session is frozen.
+    /// Whether any fault rule is registered; lets the request path skip the session lookup.
+    pub(crate) fn any_faults(&self) -> bool {
+        self.rules_present.load(Relaxed)
+    }
+
     pub(crate) fn any_frozen(&self) -> bool {
         self.frozen_present.load(Relaxed)
     }
