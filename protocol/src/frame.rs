@@ -271,15 +271,6 @@ mod codec_impl {
             self.write.encode(Bytes::from(item), dst)
         }
     }
-
-    /// Disables sniffing after the handshake is under way; exposed for servers that decode the
-    /// ConnectRequest themselves before switching codecs.
-    impl FrameCodec {
-        /// Stops recognizing four-letter words.
-        pub fn stop_sniffing(&mut self) {
-            self.sniff_four_letter_words = false;
-        }
-    }
 }
 
 #[cfg(test)]
