@@ -16,7 +16,7 @@ use shepherd_client::{Client, Error as ZkError};
 use tokio::time::{Instant, timeout_at};
 
 use crate::error::{Error, Result};
-use crate::guard::{LockGuard, LostReason};
+use crate::lock_guard::{LockGuard, LostReason};
 use crate::names::{Kind, Verdict, base, evaluate, join};
 use crate::node::{
     Created, Pending, create_sequential, delete_owned, delete_pending, wait_not_disconnected,

@@ -79,22 +79,22 @@
 
 mod contend;
 pub mod curator;
-mod ephemeral;
+mod ephemeral_lock;
 mod error;
-mod guard;
+mod lock_guard;
 mod names;
 mod node;
-mod sequential;
-mod shared;
+mod sequential_lock;
+mod shared_lock;
 mod stats;
 mod write_lock;
 
 pub use contend::WaitStrategy;
 pub use curator::{MultiGuard, MultiLock, Mutex, ReadWriteLock, SemaphoreMutex};
-pub use ephemeral::EphemeralLock;
+pub use ephemeral_lock::EphemeralLock;
 pub use error::{Error, Result};
-pub use guard::{LockGuard, LostReason};
-pub use sequential::SequentialLock;
-pub use shared::SharedLock;
+pub use lock_guard::{LockGuard, LostReason};
+pub use sequential_lock::SequentialLock;
+pub use shared_lock::SharedLock;
 pub use stats::{LockStats, StatsSnapshot};
 pub use write_lock::WriteLock;

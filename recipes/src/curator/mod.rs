@@ -14,15 +14,15 @@
 //! through one owner are serialized, so one owner never has two nodes of one kind in line at
 //! once; a lost hold is never re-entered.
 
-mod multi;
+mod multi_lock;
 mod mutex;
-mod rwlock;
-mod semaphore;
+mod read_write_lock;
+mod semaphore_mutex;
 
-pub use multi::{MultiGuard, MultiLock};
+pub use multi_lock::{MultiGuard, MultiLock};
 pub use mutex::Mutex;
-pub use rwlock::ReadWriteLock;
-pub use semaphore::SemaphoreMutex;
+pub use read_write_lock::ReadWriteLock;
+pub use semaphore_mutex::SemaphoreMutex;
 
 use std::future::Future;
 use std::sync::Weak;
@@ -31,7 +31,7 @@ use tokio::time::timeout_at;
 
 use crate::contend::Wait;
 use crate::error::Result;
-use crate::guard::{Held, LockGuard};
+use crate::lock_guard::{Held, LockGuard};
 
 /// An owner's current hold on one lock node, for reentrancy.
 #[derive(Debug, Default)]

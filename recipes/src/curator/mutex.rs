@@ -18,7 +18,7 @@ use shepherd_client::Client;
 use super::Reentrant;
 use crate::contend::{Contest, Wait, WaitStrategy};
 use crate::error::Result;
-use crate::guard::LockGuard;
+use crate::lock_guard::LockGuard;
 use crate::names::{Kind, uuid_v4};
 use crate::stats::LockStats;
 

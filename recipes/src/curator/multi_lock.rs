@@ -17,7 +17,7 @@ use shepherd_client::{Client, MultiBuilder, WriteResult};
 use super::Mutex;
 use crate::contend::Wait;
 use crate::error::Result;
-use crate::guard::{LockGuard, LostReason, guarded_write};
+use crate::lock_guard::{LockGuard, LostReason, guarded_write};
 
 /// All-or-nothing acquisition of several mutexes.
 ///

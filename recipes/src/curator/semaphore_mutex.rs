@@ -21,7 +21,7 @@ use tokio::time::timeout_at;
 use super::Mutex;
 use crate::contend::{Cleanup, Wait};
 use crate::error::{Error, Result};
-use crate::guard::{LockGuard, LostReason};
+use crate::lock_guard::{LockGuard, LostReason};
 use crate::names::{base, join, uuid_v4};
 use crate::node::{Pending, create_sequential, wait_not_disconnected};
 use crate::stats::LockStats;

@@ -12,7 +12,7 @@ use shepherd_client::Client;
 
 use crate::contend::{Contest, Wait, WaitStrategy};
 use crate::error::Result;
-use crate::guard::LockGuard;
+use crate::lock_guard::LockGuard;
 use crate::names::{Kind, uuid_v4};
 use crate::stats::LockStats;
 

@@ -16,7 +16,7 @@ use tokio::time::timeout_at;
 
 use crate::contend::{Cleanup, Wait};
 use crate::error::Result;
-use crate::guard::LockGuard;
+use crate::lock_guard::LockGuard;
 use crate::names::uuid_v4;
 use crate::node::{Pending, create_fixed, wait_not_disconnected};
 use crate::stats::LockStats;
