@@ -14,7 +14,8 @@ use shepherd_protocol::{
     StatResponse, WhoAmIResponse, decode_from, encode_reply, xid,
 };
 
-use super::ops::{OpResult, Txn};
+use super::ops::OpResult;
+use super::txn::Txn;
 use super::watch::Mode;
 use super::{Action, ConnId, Core, Now, SessionId, acl, path};
 

@@ -14,15 +14,18 @@
 //!   expiry, TTLs and container reaping by passing time in.
 
 pub mod acl;
+mod delivery;
 mod dispatch;
 mod harness;
 mod multi;
 mod ops;
 mod path;
+mod reaper;
 mod session;
 #[cfg(test)]
 mod tests;
 mod tree;
+mod txn;
 mod watch;
 
 use std::collections::{BTreeMap, HashMap};
@@ -33,9 +36,9 @@ use shepherd_protocol::{Codec, ConnectRequest, ConnectResponse, EventType, Id, d
 pub use harness::{
     NodeInfo, NotificationCounts, RequestPeek, WatchInfo, WatchKind, WatchMode, peek,
 };
-use ops::Txn;
 use session::Sessions;
 use tree::Tree;
+use txn::Txn;
 use watch::WatchTable;
 
 /// A connection, as numbered by the shell. Never reused within one server.

@@ -10,7 +10,8 @@ use shepherd_protocol::{
 };
 
 use super::Core;
-use super::ops::{OpResult, Txn};
+use super::ops::OpResult;
+use super::txn::Txn;
 
 impl Core {
     /// Applies the write ops of a multi inside `txn`. On failure the tree is rolled back, the

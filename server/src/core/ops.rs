@@ -1,29 +1,20 @@
-//! The operations themselves: the checks of every write in ZooKeeper's exact error order (§6.2-
-//! §6.7), the reads (§6.5-§6.9), event delivery with READ-ACL filtering (§9.2, §9.9), and the
-//! container/TTL reaper (§8.3-§8.4).
+//! The tree operations themselves: the checks of every write in ZooKeeper's exact error order
+//! (§6.2-§6.7), the mutation that follows them, and the reads (§6.5-§6.9).
 //!
 //! Invariants: a write either fails before mutating anything or succeeds completely, recording
-//! its undo steps and its events in the [`Txn`]; events are delivered only once the txn is
-//! committed (for a multi, after the last op), in the order they were recorded.
-
-use std::collections::BTreeSet;
+//! its undo steps and its events in the [`Txn`] (see `txn.rs`), which are delivered only once
+//! the txn is committed (see `delivery.rs`); a read mutates nothing but the watch it leaves, and
+//! leaves it only where §6.5 says (on success, or for exists also on NoNode).
 
 use shepherd_protocol::{
-    Acl, CheckVersionRequest, Codec, CreateMode, CreateRequest, ErrorCode, EventType,
-    GetACLResponse, GetDataResponse, Id, KeeperState, OpCode, ReplyHeader, SetACLRequest,
-    SetDataRequest, Stat, WatcherEvent, encode_event, perms,
+    CheckVersionRequest, Codec, CreateMode, CreateRequest, ErrorCode, GetACLResponse,
+    GetDataResponse, Id, OpCode, ReplyHeader, SetACLRequest, SetDataRequest, Stat, perms,
 };
 
-use super::tree::{Owner, Undo};
+use super::tree::Owner;
+use super::txn::{Fired, Txn};
 use super::watch::Mode;
-
-/// Which watch manager a trigger goes to.
-#[derive(Debug, Clone, Copy)]
-enum Table {
-    Data,
-    Child,
-}
-use super::{Action, ConnId, Core, Now, SessionId, acl, path};
+use super::{ConnId, Core, SessionId, acl, path};
 
 /// The result of one check or operation: a ZooKeeper error code is a value, not a Rust error.
 pub(crate) type OpResult<T> = Result<T, ErrorCode>;
@@ -34,48 +25,6 @@ const STAT_LEN: usize = 4 * 8 + 3 * 4 + 8 + 2 * 4 + 8;
 
 /// The largest TTL a node may have: the 40 bits below the TTL marker (§6.2 step 3).
 const MAX_TTL: i64 = 0xFF_FFFF_FFFF;
-
-/// What a committed change fires (§9.2).
-#[derive(Debug)]
-pub(crate) enum Fired {
-    /// NodeCreated(path), then NodeChildrenChanged(parent).
-    Created {
-        path: String,
-        acl: Vec<Acl>,
-        parent_acl: Vec<Acl>,
-    },
-    /// NodeDeleted(path) to data then child watchers, then NodeChildrenChanged(parent).
-    Deleted {
-        path: String,
-        acl: Vec<Acl>,
-        parent_acl: Vec<Acl>,
-    },
-    /// NodeDataChanged(path).
-    DataChanged { path: String, acl: Vec<Acl> },
-}
-
-/// One transaction in progress: its zxid and time, and what it did.
-#[derive(Debug)]
-pub(crate) struct Txn {
-    pub zxid: i64,
-    /// Wall-clock ms, for ctime and mtime.
-    pub time: i64,
-    pub session: SessionId,
-    pub undo: Vec<Undo>,
-    pub fired: Vec<Fired>,
-}
-
-impl Txn {
-    pub fn new(zxid: i64, time: i64, session: SessionId) -> Txn {
-        Txn {
-            zxid,
-            time,
-            session,
-            undo: Vec::new(),
-            fired: Vec::new(),
-        }
-    }
-}
 
 fn check_version(expected: i32, actual: i32) -> OpResult<()> {
     if expected == -1 || expected == actual {
@@ -408,136 +357,13 @@ impl Core {
             .cloned()
             .collect()
     }
-
-    /// Delivers the events of a committed txn, in order (§9.2), each connection at most once
-    /// per trigger (§9.3), dropping those the receiver may not READ (§9.9).
-    pub(crate) fn deliver(&mut self, fired: Vec<Fired>, out: &mut Vec<Action>) {
-        use EventType::{NodeChildrenChanged, NodeCreated, NodeDeleted};
-        for event in fired {
-            match event {
-                Fired::Created {
-                    path,
-                    acl,
-                    parent_acl,
-                } => {
-                    let hit = self.trigger(Table::Data, &path, NodeCreated);
-                    self.notify(hit, NodeCreated, &path, Some(&acl), out);
-                    let parent = path::split(&path).0;
-                    let hit = self.trigger(Table::Child, parent, NodeChildrenChanged);
-                    self.notify(hit, NodeChildrenChanged, parent, Some(&parent_acl), out);
-                }
-                Fired::Deleted {
-                    path,
-                    acl,
-                    parent_acl,
-                } => {
-                    let first = self.trigger(Table::Data, &path, NodeDeleted);
-                    let second = self.trigger(Table::Child, &path, NodeDeleted);
-                    // Child watchers already told by the data trigger are skipped (§9.2).
-                    let second: Vec<ConnId> = second.difference(&first).copied().collect();
-                    self.notify(first, NodeDeleted, &path, Some(&acl), out);
-                    self.notify(second, NodeDeleted, &path, Some(&acl), out);
-                    let parent = path::split(&path).0;
-                    let hit = self.trigger(Table::Child, parent, NodeChildrenChanged);
-                    self.notify(hit, NodeChildrenChanged, parent, Some(&parent_acl), out);
-                }
-                Fired::DataChanged { path, acl } => {
-                    let hit = self.trigger(Table::Data, &path, EventType::NodeDataChanged);
-                    self.notify(hit, EventType::NodeDataChanged, &path, Some(&acl), out);
-                }
-            }
-        }
-    }
-
-    /// Triggers one table and records the trigger in ZooKeeper's `*_watch_count` summaries:
-    /// one sample per trigger that matched at least one watcher, valued at the number matched,
-    /// before ACL filtering and before the NodeDeleted de-duplication (verified on 3.8).
-    fn trigger(&mut self, table: Table, path: &str, event: EventType) -> BTreeSet<ConnId> {
-        let hit = match table {
-            Table::Data => self.data_watches.trigger(path, event),
-            Table::Child => self.child_watches.trigger(path, event),
-        };
-        if !hit.is_empty() {
-            self.metrics.record_trigger(event, hit.len() as u64);
-        }
-        hit
-    }
-
-    /// Sends one notification to each connection; `acl` is the ACL to filter by (None for
-    /// setWatches catch-up events, which are not filtered, §9.7). Header zxid -1 (3.8, §9.5).
-    pub(crate) fn notify(
-        &mut self,
-        conns: impl IntoIterator<Item = ConnId>,
-        event_type: EventType,
-        path: &str,
-        acl: Option<&[Acl]>,
-        out: &mut Vec<Action>,
-    ) {
-        // Every receiver gets the same bytes: encode them once, not once per watcher.
-        let mut encoded: Option<Vec<u8>> = None;
-        for conn in conns {
-            let Some(c) = self.conns.get(&conn) else {
-                continue;
-            };
-            if let Some(acl) = acl
-                && !acl::allows(acl, &c.identities, perms::READ)
-            {
-                continue;
-            }
-            let payload = encoded
-                .get_or_insert_with(|| {
-                    let event = WatcherEvent {
-                        event_type,
-                        state: KeeperState::SyncConnected,
-                        path: path.to_string(),
-                    };
-                    let mut payload = Vec::new();
-                    encode_event(-1, &event, &mut payload);
-                    payload
-                })
-                .clone();
-            self.metrics.count(event_type, c.session, payload.len());
-            out.push(Action::Send(conn, payload));
-        }
-    }
-
-    /// The container/TTL reaper (§8.3, §8.4): childless containers that once had a child (or
-    /// never-used ones past `max_never_used_interval_ms`), and childless TTL nodes unmodified
-    /// for longer than their TTL. Each deletion is its own deleteContainer txn with a zxid; at
-    /// most `interval × maxPerMinute / 60 000` (at least one) per run, the Java reaper's pacing.
-    pub(crate) fn reap(&mut self, now: Now, out: &mut Vec<Action>) {
-        let never_used = i64::try_from(self.config.max_never_used_interval_ms).unwrap_or(i64::MAX);
-        let elapsed = |mtime: i64| now.wall_ms.saturating_sub(mtime);
-        let containers = self.tree.containers().iter().filter(|p| {
-            self.tree.get(p).is_some_and(|n| {
-                n.children.is_empty()
-                    && (n.creates > 0 || (never_used != 0 && elapsed(n.mtime) > never_used))
-            })
-        });
-        let ttls = self.tree.ttls().iter().filter(|p| {
-            self.tree.get(p).is_some_and(|n| {
-                n.children.is_empty()
-                    && matches!(n.owner, Owner::Ttl(ttl) if ttl != 0 && elapsed(n.mtime) > ttl)
-            })
-        });
-        let budget = (u128::from(self.config.container_check_interval_ms)
-            * u128::from(self.config.container_max_per_minute)
-            / 60_000)
-            .max(1);
-        let budget = usize::try_from(budget).unwrap_or(usize::MAX);
-        let candidates: Vec<String> = containers.chain(ttls).take(budget).cloned().collect();
-        for path in candidates {
-            self.zxid += 1;
-            let mut txn = Txn::new(self.zxid, now.wall_ms, 0);
-            self.remove_node(&path, &mut txn);
-            self.deliver(txn.fired, out);
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use shepherd_protocol::{GetChildren2Response, GetChildrenResponse, Response, encode_reply};
+
+    use shepherd_protocol::Acl;
 
     use super::*;
     use crate::core::{CoreConfig, Now};

@@ -1,0 +1,46 @@
+//! The container/TTL reaper (§8.3, §8.4): deletes childless containers that once had a child
+//! (or never-used ones past `max_never_used_interval_ms`) and childless TTL nodes unmodified for
+//! longer than their TTL.
+//!
+//! Invariants: each deletion is its own deleteContainer txn, taking one zxid and firing its
+//! events like any delete; a run deletes at most `interval × maxPerMinute / 60 000` nodes (at
+//! least one), the Java reaper's pacing; candidates are taken in path order, containers first.
+
+use super::tree::Owner;
+use super::txn::Txn;
+use super::{Action, Core, Now};
+
+impl Core {
+    /// One run of the reaper (§8.3, §8.4): childless containers that once had a child (or
+    /// never-used ones past `max_never_used_interval_ms`), and childless TTL nodes unmodified
+    /// for longer than their TTL. Each deletion is its own deleteContainer txn with a zxid; at
+    /// most `interval × maxPerMinute / 60 000` (at least one) per run, the Java reaper's pacing.
+    pub(crate) fn reap(&mut self, now: Now, out: &mut Vec<Action>) {
+        let never_used = i64::try_from(self.config.max_never_used_interval_ms).unwrap_or(i64::MAX);
+        let elapsed = |mtime: i64| now.wall_ms.saturating_sub(mtime);
+        let containers = self.tree.containers().iter().filter(|p| {
+            self.tree.get(p).is_some_and(|n| {
+                n.children.is_empty()
+                    && (n.creates > 0 || (never_used != 0 && elapsed(n.mtime) > never_used))
+            })
+        });
+        let ttls = self.tree.ttls().iter().filter(|p| {
+            self.tree.get(p).is_some_and(|n| {
+                n.children.is_empty()
+                    && matches!(n.owner, Owner::Ttl(ttl) if ttl != 0 && elapsed(n.mtime) > ttl)
+            })
+        });
+        let budget = (u128::from(self.config.container_check_interval_ms)
+            * u128::from(self.config.container_max_per_minute)
+            / 60_000)
+            .max(1);
+        let budget = usize::try_from(budget).unwrap_or(usize::MAX);
+        let candidates: Vec<String> = containers.chain(ttls).take(budget).cloned().collect();
+        for path in candidates {
+            self.zxid += 1;
+            let mut txn = Txn::new(self.zxid, now.wall_ms, 0);
+            self.remove_node(&path, &mut txn);
+            self.deliver(txn.fired, out);
+        }
+    }
+}
