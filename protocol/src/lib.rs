@@ -29,25 +29,45 @@
 //! Features: `codec` adds a tokio-util `Decoder`/`Encoder` ([`FrameCodec`]); `arbitrary` adds
 //! proptest strategies for every record.
 
+// The two declaration macros come first: every module below uses them.
+mod record;
+mod wire_enum;
+
+mod acl;
 mod codec;
 mod connect;
-mod enums;
+mod create_mode;
+mod error_code;
+mod four_letter_word;
 mod frame;
+mod header;
 mod multi;
+mod op_code;
 mod ops;
-mod records;
+mod requests;
+mod responses;
+mod stat;
+mod watch_modes;
+mod watcher_event;
 
+pub use acl::{Acl, ClientInfo, Id, perms};
 pub use codec::{Codec, DecodeError, decode_from};
 pub use connect::{ConnectRequest, ConnectResponse};
-pub use enums::{
-    AddWatchMode, CreateMode, ErrorCode, EventType, KeeperState, OpCode, WatcherType, perms, xid,
-};
-pub use frame::{DEFAULT_MAX_BUFFER, FourLetterWord, encode_frame, frame_len};
+pub use create_mode::CreateMode;
+pub use error_code::ErrorCode;
+pub use four_letter_word::FourLetterWord;
+pub use frame::{DEFAULT_MAX_BUFFER, encode_frame, frame_len};
 #[cfg(feature = "codec")]
 pub use frame::{Frame, FrameCodec};
-pub use multi::{MultiOp, MultiRequest, MultiResponse, MultiResult};
+pub use header::{ReplyHeader, RequestHeader, xid};
+pub use multi::{MultiHeader, MultiOp, MultiRequest, MultiResponse, MultiResult};
+pub use op_code::OpCode;
 pub use ops::{RawBody, Request, Response, encode_event, encode_reply, encode_request};
-pub use records::*;
+pub use requests::*;
+pub use responses::*;
+pub use stat::Stat;
+pub use watch_modes::{AddWatchMode, WatcherType};
+pub use watcher_event::{EventType, KeeperState, WatcherEvent};
 
 /// Decodes a request payload (after the length prefix): its header, then its body.
 ///

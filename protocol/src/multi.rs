@@ -6,12 +6,26 @@
 //! read and write ops are mixed is for the server to judge, so both decode here.
 
 use crate::codec::{Codec, DecodeError};
-use crate::enums::OpCode;
-use crate::records::{
-    CheckVersionRequest, Create2Response, CreateRequest, CreateTTLRequest, DeleteRequest,
-    ErrorResponse, GetChildrenRequest, GetDataRequest, GetDataResponse, MultiHeader,
-    SetDataRequest, Stat,
+use crate::op_code::OpCode;
+use crate::record::record;
+use crate::requests::{
+    CheckVersionRequest, CreateRequest, CreateTTLRequest, DeleteRequest, GetChildrenRequest,
+    GetDataRequest, SetDataRequest,
 };
+use crate::responses::{Create2Response, ErrorResponse, GetDataResponse};
+use crate::stat::Stat;
+
+record! {
+    /// Precedes each op and each result in a multi (§10).
+    pub struct MultiHeader {
+        /// The op type, or -1 for the terminator and for error results.
+        pub op_type: i32,
+        /// True on the terminator only.
+        pub done: bool,
+        /// -1 in requests; the result code in responses.
+        pub err: i32,
+    }
+}
 
 /// One operation inside a multi or multiRead request.
 #[derive(Debug, Clone, PartialEq, Eq)]

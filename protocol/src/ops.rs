@@ -5,9 +5,12 @@
 //! reply header's `err` is 0 (a failed reply is the header alone, §4.2).
 
 use crate::codec::{Codec, DecodeError};
-use crate::enums::OpCode;
+use crate::header::{ReplyHeader, RequestHeader};
 use crate::multi::{MultiRequest, MultiResponse};
-use crate::records::*;
+use crate::op_code::OpCode;
+use crate::requests::*;
+use crate::responses::*;
+use crate::watcher_event::WatcherEvent;
 
 /// Generates `Request`/`Response` with their opcode mapping and codecs from one table, so the
 /// three views of an operation (variant, opcode, body type) cannot drift apart.
