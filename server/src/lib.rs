@@ -24,6 +24,6 @@ mod shell;
 
 pub use config::{Config, FourLetterWhitelist};
 pub use shell::{
-    ConnStats, Fault, FaultId, FaultRule, FaultTimes, HarnessError, Server, ServerBuilder,
+    ConnStats, ControlError, Fault, FaultId, FaultRule, FaultTimes, Server, ServerBuilder,
     ServerHandle, ServerStats,
 };

@@ -12,7 +12,7 @@ use shepherd_protocol::{
     FourLetterWord, OpCode, PathWatchRequest, Reply, Request, SetDataRequest, decode_reply,
     encode_frame, encode_request,
 };
-use shepherd_server::{Fault, FaultRule, HarnessError, Server, ServerHandle};
+use shepherd_server::{Fault, FaultRule, ControlError, Server, ServerHandle};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -282,7 +282,7 @@ async fn close_connection_keeps_the_session_and_the_client_resumes() {
     );
     assert_eq!(
         server.close_connection(0x1234),
-        Err(HarnessError::UnknownSession(0x1234))
+        Err(ControlError::UnknownSession(0x1234))
     );
 }
 
@@ -320,7 +320,7 @@ async fn a_frozen_session_gets_nothing_until_thawed_then_everything_in_order() {
     assert!(!server.thaw_session(frozen.session));
     assert_eq!(
         server.freeze_session(0x77),
-        Err(HarnessError::UnknownSession(0x77))
+        Err(ControlError::UnknownSession(0x77))
     );
 }
 
@@ -600,7 +600,7 @@ async fn the_sequence_counter_wraps_past_i32_max() {
     assert_eq!(b, "/seq/n--2147483648");
     assert_eq!(
         server.set_sequence_counter("/nope", 1),
-        Err(HarnessError::NoNode("/nope".into()))
+        Err(ControlError::NoNode("/nope".into()))
     );
 }
 

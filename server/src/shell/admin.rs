@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use shepherd_protocol::{FourLetterWord, OpCode};
 
-use super::Shared;
+use super::router::Shared;
 
 /// The version we report: ZooKeeper's, so clients that gate features on it enable all of 3.8,
 /// and only `[A-Za-z0-9.-]` so that strict parsers (go-zookeeper's) accept it.

@@ -26,9 +26,11 @@ use tokio::time::Instant;
 use tokio_util::codec::Framed;
 use tokio_util::sync::CancellationToken;
 
-use super::{Outbound, Shared, admin};
+use super::admin;
+use super::faults::apply_fault;
+use super::router::{Outbound, Shared};
+use super::stats::ConnStats;
 use crate::core::{ConnId, ConnInfo, SessionId};
-use crate::shell::stats::ConnStats;
 
 /// How long a connection may stay silent before its handshake (ZooKeeper: 10 s).
 const HANDSHAKE_IDLE: Duration = Duration::from_secs(10);
@@ -39,7 +41,7 @@ pub(super) async fn run(
     socket: TcpStream,
     mut rx: mpsc::UnboundedReceiver<Outbound>,
     stats: Arc<ConnStats>,
-    // Cancelled on shutdown and by the harness's close_connection.
+    // Cancelled on shutdown and by the close_connection control.
     kill: CancellationToken,
 ) {
     let peer = stats.peer;
@@ -57,15 +59,15 @@ pub(super) async fn run(
     let mut paused_until: Option<Instant> = None;
     // A fault closed the connection: read nothing more, only flush up to the queued Close.
     let mut draining = false;
-    let mut freeze = shared.harness.freeze_watch();
+    let mut freeze = shared.frozen.watch();
 
     let result: std::io::Result<()> = async {
         loop {
             // A frozen session's connection neither reads nor writes until thawed.
             freeze.borrow_and_update();
-            let frozen = if shared.harness.any_frozen() {
+            let frozen = if shared.frozen.any() {
                 let session = shared.core.lock().connection_session(id);
-                session.filter(|s| shared.harness.is_frozen(*s))
+                session.filter(|s| shared.frozen.contains(*s))
             } else {
                 None
             };
@@ -118,14 +120,14 @@ pub(super) async fn run(
                             }
                             // A frame of a frozen session (a reconnect's handshake included) is
                             // held, and nothing behind it read, until the thaw.
-                            if shared.harness.any_frozen() {
+                            if shared.frozen.any() {
                                 let session = if connected {
                                     shared.core.lock().connection_session(id)
                                 } else {
                                     decode_from::<ConnectRequest>(&payload).ok().map(|r| r.session_id)
                                 };
                                 if let Some(session) = session
-                                    && shared.harness.is_frozen(session)
+                                    && shared.frozen.contains(session)
                                     && !wait_thawed(&shared, session, &mut freeze, &kill).await
                                 {
                                     return Ok(());
@@ -135,14 +137,14 @@ pub(super) async fn run(
                             if connected {
                                 // Only fault rules need the session; spare the hot path a
                                 // second turn of the core lock when there are none.
-                                let session = if shared.harness.any_faults() {
+                                let session = if shared.faults.any() {
                                     shared.core.lock().connection_session(id)
                                 } else {
                                     None
                                 };
-                                match shared.harness.match_fault(session, &payload) {
+                                match shared.faults.matching(session, &payload) {
                                     None => shared.with_core(|core, now| core.request(id, &payload, now)),
-                                    Some(fault) => draining = shared.apply_fault(id, &payload, fault),
+                                    Some(fault) => draining = apply_fault(&shared, id, &payload, fault),
                                 }
                             } else {
                                 connected = true;
@@ -200,7 +202,7 @@ async fn wait_thawed(
 ) -> bool {
     loop {
         freeze.borrow_and_update();
-        if !shared.harness.is_frozen(session) {
+        if !shared.frozen.contains(session) {
             return true;
         }
         tokio::select! {

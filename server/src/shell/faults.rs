@@ -1,18 +1,24 @@
-//! Server-side controls for tests: fault rules matched per request, frozen sessions, and a
-//! "core changed" signal that [`crate::ServerHandle::wait_for`] waits on.
+//! Fault rules: which requests suffer what, and how the shell carries a fault out.
 //!
-//! All of it is off the hot path when unused: a connection checks two atomics per frame and
-//! decodes nothing unless a fault rule exists or a session is frozen.
+//! A rule is matched per request, on the connection's task, before the core sees the request;
+//! the first live rule that matches fires (its count goes up, waking `fault_fired`) and its
+//! [`Fault`] is applied by [`apply_fault`] in place of the plain request. A fault is applied
+//! under the core lock and its outcome routed before the lock is released, as for any request,
+//! so a faulted reply keeps its place in the core's single total order.
+//!
+//! Off the hot path when unused: with no rule registered a connection checks one atomic per
+//! frame and decodes nothing.
 
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 use parking_lot::Mutex;
 use shepherd_protocol::{ErrorCode, OpCode};
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
+use tokio::time::Instant;
 
-use crate::core::{SessionId, peek};
+use super::router::{Outbound, Shared};
+use crate::core::{ConnId, SessionId, peek};
 
 /// What a matching request suffers. See [`FaultRule`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,53 +167,30 @@ impl FaultRule {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FaultId(u64);
 
-/// Why a harness control could not be applied.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum HarnessError {
-    /// The server does not know this session (never existed, closed or expired).
-    #[error("no session 0x{0:x}")]
-    UnknownSession(SessionId),
-    /// The session exists but has no connection right now.
-    #[error("session 0x{0:x} has no connection")]
-    NotConnected(SessionId),
-    /// No node at this path.
-    #[error("no node {0}")]
-    NoNode(String),
-}
-
 struct RuleState {
     id: FaultId,
     rule: FaultRule,
     fired: watch::Sender<u64>,
 }
 
-/// The harness state of one server.
-pub(crate) struct Harness {
+/// The fault rules of one server, in the order they were added.
+pub(crate) struct FaultRules {
     rules: Mutex<Vec<RuleState>>,
     next_fault: AtomicU64,
+    /// Whether `rules` is non-empty, readable without the lock.
     rules_present: AtomicBool,
-    frozen: Mutex<HashSet<SessionId>>,
-    frozen_present: AtomicBool,
-    /// Bumped on every freeze and thaw; connection tasks re-check when it moves.
-    freeze_generation: watch::Sender<u64>,
-    /// Notified (all waiters) after every change of the core.
-    pub(crate) changed: Notify,
 }
 
-impl Harness {
-    pub(crate) fn new() -> Harness {
-        Harness {
+impl FaultRules {
+    pub(crate) fn new() -> FaultRules {
+        FaultRules {
             rules: Mutex::new(Vec::new()),
             next_fault: AtomicU64::new(1),
             rules_present: AtomicBool::new(false),
-            frozen: Mutex::new(HashSet::new()),
-            frozen_present: AtomicBool::new(false),
-            freeze_generation: watch::Sender::new(0),
-            changed: Notify::new(),
         }
     }
 
-    pub(crate) fn add_fault(&self, rule: FaultRule) -> FaultId {
+    pub(crate) fn add(&self, rule: FaultRule) -> FaultId {
         let id = FaultId(self.next_fault.fetch_add(1, Relaxed));
         let mut rules = self.rules.lock();
         rules.push(RuleState {
@@ -219,7 +202,7 @@ impl Harness {
         id
     }
 
-    pub(crate) fn remove_fault(&self, id: FaultId) -> bool {
+    pub(crate) fn remove(&self, id: FaultId) -> bool {
         let mut rules = self.rules.lock();
         let before = rules.len();
         rules.retain(|r| r.id != id);
@@ -227,7 +210,7 @@ impl Harness {
         rules.len() != before
     }
 
-    pub(crate) fn clear_faults(&self) {
+    pub(crate) fn clear(&self) {
         self.rules.lock().clear();
         self.rules_present.store(false, Relaxed);
     }
@@ -245,9 +228,14 @@ impl Harness {
             .map(|r| r.fired.subscribe())
     }
 
+    /// Whether any fault rule is registered; lets the request path skip the session lookup.
+    pub(crate) fn any(&self) -> bool {
+        self.rules_present.load(Relaxed)
+    }
+
     /// The fault of the first live rule that matches this request, counted as fired.
-    pub(crate) fn match_fault(&self, session: Option<SessionId>, payload: &[u8]) -> Option<Fault> {
-        if !self.rules_present.load(Relaxed) {
+    pub(crate) fn matching(&self, session: Option<SessionId>, payload: &[u8]) -> Option<Fault> {
+        if !self.any() {
             return None;
         }
         let rules = self.rules.lock();
@@ -257,37 +245,69 @@ impl Harness {
         rule.fired.send_modify(|n| *n += 1);
         Some(rule.rule.fault.clone())
     }
+}
 
-    pub(crate) fn freeze(&self, session: SessionId) {
-        let mut frozen = self.frozen.lock();
-        frozen.insert(session);
-        self.frozen_present.store(true, Relaxed);
-        self.freeze_generation.send_modify(|g| *g += 1);
-    }
+/// Applies (or not) one request under a fault, routing what results while the core lock is
+/// held, as [`Shared::with_core`] does. Returns true when the connection is now closing: its
+/// task must read no further request.
+pub(crate) fn apply_fault(shared: &Shared, conn: ConnId, payload: &[u8], fault: Fault) -> bool {
+    let mut core = shared.core.lock();
+    let now = shared.clock.now();
+    let closing = match fault {
+        Fault::Reject(code) => {
+            let actions = core.reply_error(conn, payload, code, now);
+            shared.route(actions);
+            false
+        }
+        Fault::DropBeforeApply => {
+            core.close_connection(conn);
+            shared.route_outbound(vec![(conn, Outbound::Close)]);
+            true
+        }
+        Fault::ApplyThenDrop => {
+            let mut routed: Vec<_> = core
+                .request(conn, payload, now)
+                .into_iter()
+                .map(Outbound::from_action)
+                .collect();
+            // The reply and everything after it for this connection go; the notifications
+            // this request raised for it (before its reply) stay.
+            if let Some(at) = reply_index(&routed, conn) {
+                let mut i = 0;
+                routed.retain(|(c, _)| {
+                    i += 1;
+                    *c != conn || i - 1 < at
+                });
+            }
+            routed.retain(|(c, o)| *c != conn || !matches!(o, Outbound::Close));
+            routed.push((conn, Outbound::Close));
+            core.close_connection(conn);
+            shared.route_outbound(routed);
+            true
+        }
+        Fault::Delay(delay) => {
+            let mut routed: Vec<_> = core
+                .request(conn, payload, now)
+                .into_iter()
+                .map(Outbound::from_action)
+                .collect();
+            if let Some(at) = reply_index(&routed, conn) {
+                routed.insert(at, (conn, Outbound::Delay(Instant::now() + delay)));
+            }
+            shared.route_outbound(routed);
+            false
+        }
+    };
+    drop(core);
+    shared.core_changed.notify_waiters();
+    closing
+}
 
-    pub(crate) fn thaw(&self, session: SessionId) -> bool {
-        let mut frozen = self.frozen.lock();
-        let was = frozen.remove(&session);
-        self.frozen_present.store(!frozen.is_empty(), Relaxed);
-        self.freeze_generation.send_modify(|g| *g += 1);
-        was
-    }
-
-    /// Cheap: false whenever no session is frozen.
-    /// Whether any fault rule is registered; lets the request path skip the session lookup.
-    pub(crate) fn any_faults(&self) -> bool {
-        self.rules_present.load(Relaxed)
-    }
-
-    pub(crate) fn any_frozen(&self) -> bool {
-        self.frozen_present.load(Relaxed)
-    }
-
-    pub(crate) fn is_frozen(&self, session: SessionId) -> bool {
-        self.any_frozen() && self.frozen.lock().contains(&session)
-    }
-
-    pub(crate) fn freeze_watch(&self) -> watch::Receiver<u64> {
-        self.freeze_generation.subscribe()
-    }
+/// Where this connection's reply is among the routed frames: its last frame that is not a
+/// notification (xid -1), if any.
+fn reply_index(routed: &[(ConnId, Outbound)], conn: ConnId) -> Option<usize> {
+    routed.iter().rposition(|(c, o)| {
+        *c == conn
+            && matches!(o, Outbound::Frame(p) if p.get(..4) != Some(&(-1i32).to_be_bytes()[..]))
+    })
 }

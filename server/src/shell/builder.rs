@@ -1,0 +1,178 @@
+//! Building and starting a server: [`Server::builder`] gathers the settings, and
+//! [`ServerBuilder::start`] binds (or takes the caller's listener), builds the core and the
+//! shared state, and spawns the accept and tick loops.
+//!
+//! The caller owns the listener and the shutdown token if it wants to: a listener it bound is
+//! served as given, and cancelling its token stops the server as [`ServerHandle::shutdown`]
+//! does. Every task is tracked, so shutdown can wait for all of them.
+
+use std::io;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::clock::Clock;
+use super::handle::ServerHandle;
+use super::router::Shared;
+use super::{listener, ticker};
+use crate::config::Config;
+use crate::core::Core;
+
+/// Entry point for building and starting a server.
+#[derive(Debug)]
+pub struct Server;
+
+impl Server {
+    /// A builder with ZooKeeper's defaults, listening on 127.0.0.1 and a free port.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder {
+            config: Config::default(),
+            listener: None,
+            shutdown: None,
+        }
+    }
+}
+
+/// Settings for a server; [`ServerBuilder::start`] starts it.
+#[derive(Debug)]
+pub struct ServerBuilder {
+    config: Config,
+    listener: Option<TcpListener>,
+    shutdown: Option<CancellationToken>,
+}
+
+impl ServerBuilder {
+    /// `tickTime` (default 2000 ms); also sets the session timeout bounds to 2 and 20 ticks.
+    pub fn tick_time(mut self, tick: Duration) -> Self {
+        self.config.set_tick_time(tick);
+        self
+    }
+
+    /// `minSessionTimeout` and `maxSessionTimeout`.
+    pub fn session_timeout_bounds(mut self, min: Duration, max: Duration) -> Self {
+        self.config.core.min_session_timeout_ms = min.as_millis().min(u32::MAX as u128) as u32;
+        self.config.core.max_session_timeout_ms = max.as_millis().min(u32::MAX as u128) as u32;
+        self
+    }
+
+    /// The port to bind (0, the default, picks a free one).
+    pub fn port(mut self, port: u16) -> Self {
+        self.config.port = port;
+        self
+    }
+
+    /// The address to bind (default 127.0.0.1).
+    pub fn bind(mut self, addr: IpAddr) -> Self {
+        self.config.bind = addr;
+        self
+    }
+
+    /// Serve on a listener the caller already bound; `port` and `bind` are then ignored.
+    pub fn listener(mut self, listener: TcpListener) -> Self {
+        self.listener = Some(listener);
+        self
+    }
+
+    /// A super user from a `user:password` credential: its digest becomes the superDigest.
+    pub fn super_user(mut self, credential: &str) -> Self {
+        self.config.core.super_digest =
+            Some(crate::core::acl::digest_identity(credential.as_bytes()));
+        self
+    }
+
+    /// The superDigest as ZooKeeper configures it: `user:base64(sha1(user:password))`.
+    pub fn super_digest(mut self, digest: impl Into<String>) -> Self {
+        self.config.core.super_digest = Some(digest.into());
+        self
+    }
+
+    /// `jute.maxbuffer`: the largest frame accepted (default 1,048,575).
+    pub fn max_buffer(mut self, bytes: usize) -> Self {
+        self.config.max_buffer = bytes;
+        self
+    }
+
+    /// `maxClientCnxns`: connections per client IP (default 60; 0 for no limit).
+    pub fn max_client_connections(mut self, n: usize) -> Self {
+        self.config.max_client_cnxns = n;
+        self
+    }
+
+    /// Answer every four-letter word (ZooKeeper answers only `srvr` by default).
+    pub fn all_four_letter_words(mut self) -> Self {
+        self.config.four_letter_words = crate::config::FourLetterWhitelist::All;
+        self
+    }
+
+    /// `znode.container.checkIntervalMs`: how often containers and TTL nodes are reaped
+    /// (default 60 s).
+    pub fn container_check_interval(mut self, interval: Duration) -> Self {
+        self.config.core.container_check_interval_ms = interval.as_millis() as u64;
+        self
+    }
+
+    /// The zxid to start from (default 0), so that a fresh in-memory server does not refuse
+    /// clients that saw a higher zxid on an earlier one (§2.4 step 2).
+    pub fn initial_zxid(mut self, zxid: i64) -> Self {
+        self.config.core.initial_zxid = zxid;
+        self
+    }
+
+    /// Replace the whole configuration (for example one read from `zoo.cfg`).
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Mutate the configuration in place.
+    pub fn with_config(mut self, f: impl FnOnce(&mut Config)) -> Self {
+        f(&mut self.config);
+        self
+    }
+
+    /// A token the caller cancels to stop the server; [`ServerHandle::shutdown`] cancels it
+    /// too.
+    pub fn shutdown_token(mut self, token: CancellationToken) -> Self {
+        self.shutdown = Some(token);
+        self
+    }
+
+    /// Binds (unless given a listener) and starts serving. Ready when it returns: a client may
+    /// connect at once.
+    ///
+    /// # Errors
+    /// The bind error, e.g. `AddrInUse` for a taken port.
+    pub async fn start(self) -> io::Result<ServerHandle> {
+        let listener = match self.listener {
+            Some(l) => l,
+            None => TcpListener::bind((self.config.bind, self.config.port)).await?,
+        };
+        let local_addr = listener.local_addr()?;
+        let clock = Clock::new();
+        let mut core_config = self.config.core.clone();
+        // Session passwords must not be guessable from the session id: seed them from the
+        // OS-seeded hasher std gives every RandomState.
+        core_config.password_seed ^= {
+            use std::hash::{BuildHasher, Hasher};
+            std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish()
+        };
+        let core = Core::new(core_config, clock.now());
+        let shared = Arc::new(Shared::new(self.config, core, clock));
+        let shutdown = self.shutdown.unwrap_or_default();
+        let tracker = TaskTracker::new();
+        tracker.spawn(listener::accept_loop(
+            listener,
+            shared.clone(),
+            shutdown.clone(),
+            tracker.clone(),
+        ));
+        tracker.spawn(ticker::tick_loop(shared.clone(), shutdown.clone()));
+        Ok(ServerHandle::new(shared, local_addr, shutdown, tracker))
+    }
+}

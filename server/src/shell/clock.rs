@@ -1,0 +1,48 @@
+//! Time as the core sees it.
+//!
+//! The core is I/O-free and is handed a [`Now`] with every call; this is where the shell makes
+//! one. Monotonic time is tokio's clock, so that `tokio::time::pause` and `advance` drive
+//! session expiry in tests; wall time is read once at start and then advances in step with it,
+//! so the two never disagree about how much time has passed.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::time::Instant;
+
+use crate::core::Now;
+
+/// Tokio's clock (virtual under `tokio::time::pause`), with the wall clock advancing in step
+/// from the moment the server started.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Clock {
+    origin: Instant,
+    wall_origin_ms: i64,
+}
+
+impl Clock {
+    /// A clock whose monotonic zero is now.
+    pub(super) fn new() -> Clock {
+        let wall = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        Clock {
+            origin: Instant::now(),
+            wall_origin_ms: wall,
+        }
+    }
+
+    /// The current time, in the core's terms.
+    pub(crate) fn now(&self) -> Now {
+        let mono_ms = self.origin.elapsed().as_millis() as u64;
+        Now {
+            mono_ms,
+            wall_ms: self.wall_origin_ms + mono_ms as i64,
+        }
+    }
+
+    /// The tokio instant of a core deadline (monotonic ms since start).
+    pub(super) fn instant_at(&self, mono_ms: u64) -> Instant {
+        self.origin + Duration::from_millis(mono_ms)
+    }
+}

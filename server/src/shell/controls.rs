@@ -1,0 +1,209 @@
+//! The test controls of [`ServerHandle`]: what a test does to a running server that no client
+//! could, and what it reads of the server that no client sees.
+//!
+//! Grouped as sessions and connections (expire, cut, freeze), fault rules, waiting on the core,
+//! and seeding and inspection. Every control goes through the shared state's synchronous
+//! methods: a control that changes the core routes what results under the core lock, so its
+//! events reach clients in the core's order, exactly as if a request had caused them. A
+//! control that cannot apply says why with a [`ControlError`] value.
+
+use shepherd_protocol::FourLetterWord;
+
+use super::admin;
+use super::faults::{FaultId, FaultRule};
+use super::handle::ServerHandle;
+use crate::core::{Core, NodeInfo, NotificationCounts, SessionId, SessionInfo, WatchInfo};
+
+/// Why a test control could not be applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ControlError {
+    /// The server does not know this session (never existed, closed or expired).
+    #[error("no session 0x{0:x}")]
+    UnknownSession(SessionId),
+    /// The session exists but has no connection right now.
+    #[error("session 0x{0:x} has no connection")]
+    NotConnected(SessionId),
+    /// No node at this path.
+    #[error("no node {0}")]
+    NoNode(String),
+}
+
+impl ServerHandle {
+    // ---- Sessions and connections -------------------------------------------------------
+
+    /// Expires a session now, exactly as its timeout would: one closeSession txn, its
+    /// ephemerals deleted with their events (delivered before this returns, in the core's
+    /// order), its connection closed with no reply, so that the client learns of it on its
+    /// next contact (a reconnect answered as expired). An unknown session is ignored.
+    pub fn expire_session(&self, session: SessionId) {
+        self.shared
+            .with_core(|core, now| core.expire_session(session, now));
+    }
+
+    /// The sessions the server knows, by id, with their ephemerals and the watches of their
+    /// current connection.
+    pub fn sessions(&self) -> Vec<SessionInfo> {
+        self.shared.core.lock().sessions()
+    }
+
+    /// One session, if the server knows it.
+    pub fn session(&self, session: SessionId) -> Option<SessionInfo> {
+        self.sessions().into_iter().find(|s| s.id == session)
+    }
+
+    /// Drops the session's TCP connection at once, without ending the session: what a network
+    /// reset does. Nothing more is written to it (queued replies are lost); the connection's
+    /// watches are forgotten now, as for any closed socket, and the client is expected to
+    /// reconnect, resume the session and re-register them with setWatches.
+    ///
+    /// # Errors
+    /// [`ControlError::UnknownSession`] or [`ControlError::NotConnected`].
+    pub fn close_connection(&self, session: SessionId) -> Result<(), ControlError> {
+        let mut core = self.shared.core.lock();
+        if core.session_timeout(session).is_none() {
+            return Err(ControlError::UnknownSession(session));
+        }
+        let conn = core
+            .session_connection(session)
+            .ok_or(ControlError::NotConnected(session))?;
+        core.close_connection(conn);
+        self.shared.kill(conn);
+        drop(core);
+        self.shared.core_changed.notify_waiters();
+        Ok(())
+    }
+
+    /// Freezes a session, simulating a network partition between it and the server: its
+    /// connection stops being read and written (requests and pings stay unread in the socket,
+    /// replies and notifications stay queued) and a reconnect of the same session is accepted
+    /// but its handshake is held the same way. Other sessions are unaffected.
+    ///
+    /// The session's own timeout keeps running, as in a real partition: nothing touches it, so
+    /// a freeze longer than the timeout expires it (ephemerals deleted, watchers told), and its
+    /// connection's queue then ends with the close, delivered at the thaw. The idle-connection
+    /// timer is suspended while frozen.
+    ///
+    /// # Errors
+    /// [`ControlError::UnknownSession`]: only a live session can be frozen.
+    pub fn freeze_session(&self, session: SessionId) -> Result<(), ControlError> {
+        if self.shared.core.lock().session_timeout(session).is_none() {
+            return Err(ControlError::UnknownSession(session));
+        }
+        self.shared.frozen.freeze(session);
+        Ok(())
+    }
+
+    /// Ends a freeze: what was queued is written in order, then the held requests are read and
+    /// applied in order. Returns false if the session was not frozen.
+    pub fn thaw_session(&self, session: SessionId) -> bool {
+        self.shared.frozen.thaw(session)
+    }
+
+    // ---- Fault rules ----------------------------------------------------------------------
+
+    /// Adds a fault rule; it applies from the next request read. See [`FaultRule`].
+    pub fn add_fault(&self, rule: FaultRule) -> FaultId {
+        self.shared.faults.add(rule)
+    }
+
+    /// Removes a rule. False if it was already removed.
+    pub fn remove_fault(&self, id: FaultId) -> bool {
+        self.shared.faults.remove(id)
+    }
+
+    /// Removes every rule.
+    pub fn clear_faults(&self) {
+        self.shared.faults.clear();
+    }
+
+    /// How many times a rule has fired (`None` once removed).
+    pub fn fault_fire_count(&self, id: FaultId) -> Option<u64> {
+        self.shared.faults.fired_count(id)
+    }
+
+    /// Waits until a rule has fired at least once; resolves at once if it already has. A rule
+    /// fires when its request is matched, before the fault is carried out: the effect (a
+    /// closed socket, a reply) follows without further waiting on the server side. Returns
+    /// false if the rule is unknown or is removed before it fires.
+    ///
+    /// Cancellation safe. Unbounded: wrap it in a timeout.
+    pub async fn fault_fired(&self, id: FaultId) -> bool {
+        let Some(mut fired) = self.shared.faults.fired_watch(id) else {
+            return false;
+        };
+        fired.wait_for(|n| *n > 0).await.is_ok()
+    }
+
+    // ---- Waiting on the core ----------------------------------------------------------------
+
+    /// Waits until `pred` holds of the core. It is checked now, then after every change of the
+    /// core (request, handshake, tick, expiry, closed connection), with the core locked: keep it
+    /// quick and do not call back into the handle from it.
+    ///
+    /// Cancellation safe. Unbounded: wrap it in a timeout. Under `tokio::time::pause` this is
+    /// how a test waits for an expiry after `tokio::time::advance`.
+    pub async fn wait_for(&self, mut pred: impl FnMut(&Core) -> bool) {
+        loop {
+            let changed = self.shared.core_changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if pred(&self.shared.core.lock()) {
+                return;
+            }
+            changed.await;
+        }
+    }
+
+    // ---- Seeding and inspection ---------------------------------------------------------------
+
+    /// Sets a node's sequence counter, the number its next sequential child gets (§8.1); it also
+    /// moves the node's cversion. Past `i32::MAX` the counter wraps, as in ZooKeeper.
+    ///
+    /// # Errors
+    /// [`ControlError::NoNode`].
+    pub fn set_sequence_counter(&self, parent: &str, value: i32) -> Result<(), ControlError> {
+        if self.shared.core.lock().set_sequence_counter(parent, value) {
+            Ok(())
+        } else {
+            Err(ControlError::NoNode(parent.to_string()))
+        }
+    }
+
+    /// The last zxid handed out.
+    pub fn last_zxid(&self) -> i64 {
+        self.shared.core.lock().last_zxid()
+    }
+
+    /// Sets the last zxid; the next write takes the one after. Clients that saw a higher zxid
+    /// are refused (§2.4 step 2); see also [`crate::ServerBuilder::initial_zxid`].
+    pub fn set_last_zxid(&self, zxid: i64) {
+        self.shared.core.lock().set_last_zxid(zxid);
+    }
+
+    /// Every node with its Stat and data length, sorted by path.
+    pub fn dump_tree(&self) -> Vec<NodeInfo> {
+        self.shared.core.lock().dump_tree()
+    }
+
+    /// Both watch tables: every registration with its path, table, mode and session.
+    pub fn dump_watches(&self) -> Vec<WatchInfo> {
+        self.shared.core.lock().dump_watches()
+    }
+
+    /// Watch notifications delivered so far (after ACL filtering, one per connection per
+    /// trigger), by event type and by receiving session.
+    pub fn notification_counts(&self) -> NotificationCounts {
+        self.shared.core.lock().notification_counts()
+    }
+
+    /// Runs a four-letter word as if a client had sent it, whitelist or not; for tests and
+    /// tooling.
+    pub fn four_letter_word(&self, word: FourLetterWord) -> String {
+        admin::render(&self.shared, word)
+    }
+
+    /// Runs `f` with the core locked, for inspection. Do not hold on to anything it borrows.
+    pub fn inspect<T>(&self, f: impl FnOnce(&Core) -> T) -> T {
+        f(&self.shared.core.lock())
+    }
+}

@@ -1,0 +1,194 @@
+//! The state every task of one server shares, and the routing of the core's actions to the
+//! connections they are for.
+//!
+//! [`Shared`] is a handle with synchronous methods: a lock is taken, the core is called, the
+//! actions it returns are pushed onto the connections' outbound queues, and the lock is
+//! released, never across an `.await`. Each connection's task drains its own queue.
+//!
+//! Ordering invariant: actions are routed while the core lock is held, so every connection's
+//! queue receives events and replies in the core's single total order (§9.6).
+//!
+//! Lock order: the core lock, then the connection table; never the other way round.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use tokio::sync::{Notify, mpsc};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::clock::Clock;
+use super::faults::FaultRules;
+use super::freeze::FrozenSessions;
+use super::stats::{ConnStats, ServerStats};
+use crate::config::Config;
+use crate::core::{Action, ConnId, Core, Now};
+
+/// What a connection task is asked to write.
+#[derive(Debug)]
+pub(crate) enum Outbound {
+    /// One frame payload, without the length prefix.
+    Frame(Bytes),
+    /// Flush what is queued, then close.
+    Close,
+    /// Write nothing queued after this before this instant (a delayed reply, `Fault::Delay`).
+    Delay(Instant),
+}
+
+impl Outbound {
+    /// Where an action of the core goes, and what is written there.
+    pub(super) fn from_action(action: Action) -> (ConnId, Outbound) {
+        match action {
+            Action::Send(conn, payload) => (conn, Outbound::Frame(Bytes::from(payload))),
+            Action::Close(conn) => (conn, Outbound::Close),
+        }
+    }
+}
+
+/// A live connection, as the router sees it.
+struct ConnEntry {
+    tx: mpsc::UnboundedSender<Outbound>,
+    stats: Arc<ConnStats>,
+    /// Cancelled to drop the connection at once (a child of the shutdown token).
+    kill: CancellationToken,
+}
+
+/// State shared by every task of one server.
+pub(crate) struct Shared {
+    pub(crate) core: Mutex<Core>,
+    conns: Mutex<HashMap<ConnId, ConnEntry>>,
+    next_conn: AtomicU64,
+    pub(crate) config: Config,
+    pub(crate) stats: ServerStats,
+    pub(crate) clock: Clock,
+    /// Wakes the ticker when a deadline may have moved earlier.
+    pub(super) ticker: Notify,
+    started: Instant,
+    /// Fault rules matched per request.
+    pub(super) faults: FaultRules,
+    /// Frozen sessions, whose connections neither read nor write.
+    pub(super) frozen: FrozenSessions,
+    /// Notified (all waiters) after every change of the core.
+    pub(super) core_changed: Notify,
+}
+
+impl Shared {
+    /// The shared state of a server whose core starts as `core`.
+    pub(super) fn new(config: Config, core: Core, clock: Clock) -> Shared {
+        Shared {
+            core: Mutex::new(core),
+            conns: Mutex::new(HashMap::new()),
+            next_conn: AtomicU64::new(1),
+            config,
+            stats: ServerStats::default(),
+            clock,
+            ticker: Notify::new(),
+            started: Instant::now(),
+            faults: FaultRules::new(),
+            frozen: FrozenSessions::new(),
+            core_changed: Notify::new(),
+        }
+    }
+
+    /// Runs `f` on the core under its lock, and routes the actions it returns before unlocking.
+    pub(crate) fn with_core(&self, f: impl FnOnce(&mut Core, Now) -> Vec<Action>) {
+        let mut core = self.core.lock();
+        let actions = f(&mut core, self.clock.now());
+        self.route(actions);
+        drop(core);
+        self.core_changed.notify_waiters();
+    }
+
+    pub(super) fn route(&self, actions: Vec<Action>) {
+        self.route_outbound(actions.into_iter().map(Outbound::from_action).collect());
+    }
+
+    pub(super) fn route_outbound(&self, routed: Vec<(ConnId, Outbound)>) {
+        if routed.is_empty() {
+            return;
+        }
+        let conns = self.conns.lock();
+        for (conn, message) in routed {
+            if let Some(entry) = conns.get(&conn) {
+                if matches!(message, Outbound::Frame(_)) {
+                    entry.stats.queued.fetch_add(1, Relaxed);
+                }
+                // A send fails only when the connection task has already ended; its socket is
+                // gone and the core hears of it through close_connection.
+                let _ = entry.tx.send(message);
+            }
+        }
+    }
+
+    /// Drops a connection's socket at once, without writing anything more to it.
+    pub(super) fn kill(&self, conn: ConnId) {
+        if let Some(entry) = self.conns.lock().get(&conn) {
+            entry.kill.cancel();
+        }
+    }
+
+    /// Registers a new connection, or refuses it over the per-IP limit (`maxClientCnxns`).
+    pub(super) fn register(
+        &self,
+        peer: SocketAddr,
+        tx: mpsc::UnboundedSender<Outbound>,
+        kill: CancellationToken,
+    ) -> Option<(ConnId, Arc<ConnStats>)> {
+        let mut conns = self.conns.lock();
+        let limit = self.config.max_client_cnxns;
+        if limit > 0 {
+            let same_ip = conns
+                .values()
+                .filter(|c| c.stats.peer.ip() == peer.ip())
+                .count();
+            if same_ip >= limit {
+                return None;
+            }
+        }
+        let id = self.next_conn.fetch_add(1, Relaxed);
+        let stats = Arc::new(ConnStats::new(peer, self.clock.now().wall_ms));
+        conns.insert(
+            id,
+            ConnEntry {
+                tx,
+                stats: stats.clone(),
+                kill,
+            },
+        );
+        Some((id, stats))
+    }
+
+    /// Forgets a connection whose task has ended, in the core and in the table.
+    pub(super) fn unregister(&self, conn: ConnId) {
+        self.core.lock().close_connection(conn);
+        self.conns.lock().remove(&conn);
+        self.core_changed.notify_waiters();
+    }
+
+    /// Every live connection's counters, by id.
+    pub(crate) fn connection_stats(&self) -> Vec<(ConnId, Arc<ConnStats>)> {
+        let mut all: Vec<_> = self
+            .conns
+            .lock()
+            .iter()
+            .map(|(id, c)| (*id, c.stats.clone()))
+            .collect();
+        all.sort_by_key(|(id, _)| *id);
+        all
+    }
+
+    /// How long the server has been running.
+    pub(crate) fn uptime(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Tells the ticker that the core's next deadline may have moved earlier.
+    pub(crate) fn wake_ticker(&self) {
+        self.ticker.notify_one();
+    }
+}

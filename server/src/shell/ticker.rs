@@ -1,0 +1,30 @@
+//! The tick loop: one task that calls the core's `tick` at its next deadline, so that
+//! sessions expire and containers and TTL nodes are reaped without any request arriving.
+//!
+//! The deadline is read from the core each turn; anything that may move it earlier (a new
+//! session) wakes the loop through [`Shared::wake_ticker`], and it reads the deadline again.
+//! The sleep is on tokio's clock, so virtual time drives expiry in tests.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::router::Shared;
+
+/// Calls the core's `tick` at its next deadline: session expiry and container/TTL reaping.
+pub(super) async fn tick_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
+    loop {
+        let deadline = shared.core.lock().next_deadline();
+        let sleep = async {
+            match deadline {
+                Some(at) => tokio::time::sleep_until(shared.clock.instant_at(at)).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = shared.ticker.notified() => continue,
+            _ = sleep => shared.with_core(|core, now| core.tick(now)),
+        }
+    }
+}
