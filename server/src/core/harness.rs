@@ -5,15 +5,11 @@
 //! Nothing here changes the semantics of a request; `reply_error` is the one mutation, and it
 //! only touches the session, as any request would.
 
-use std::collections::BTreeMap;
-
-use shepherd_protocol::{
-    Codec, ErrorCode, EventType, OpCode, Request, RequestHeader, Stat, decode_request,
-};
+use shepherd_protocol::{Codec, ErrorCode, OpCode, Request, RequestHeader, Stat, decode_request};
 
 use super::dispatch::reply;
 use super::watch::Mode;
-use super::{Action, ConnId, Core, Now, SessionId};
+use super::{Action, ConnId, Core, NotificationCounts, Now, SessionId};
 
 /// Which watch manager a registration is in (ZooKeeper keeps two, §9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -70,45 +66,6 @@ pub struct NodeInfo {
     pub stat: Stat,
     /// Its data length in bytes (0 for null data).
     pub data_len: usize,
-}
-
-/// Watch notifications delivered (after READ-ACL filtering, one per connection per trigger,
-/// setWatches catch-up events included), by event type and by receiving session.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NotificationCounts {
-    /// NodeCreated.
-    pub node_created: u64,
-    /// NodeDeleted.
-    pub node_deleted: u64,
-    /// NodeDataChanged.
-    pub node_data_changed: u64,
-    /// NodeChildrenChanged.
-    pub node_children_changed: u64,
-    /// Per receiving session.
-    pub per_session: BTreeMap<SessionId, u64>,
-}
-
-impl NotificationCounts {
-    /// Every notification delivered.
-    pub fn total(&self) -> u64 {
-        self.node_created + self.node_deleted + self.node_data_changed + self.node_children_changed
-    }
-
-    /// The count for one event type (0 for the session-state types, which are never counted).
-    pub fn of(&self, event: EventType) -> u64 {
-        match event {
-            EventType::NodeCreated => self.node_created,
-            EventType::NodeDeleted => self.node_deleted,
-            EventType::NodeDataChanged => self.node_data_changed,
-            EventType::NodeChildrenChanged => self.node_children_changed,
-            _ => 0,
-        }
-    }
-
-    /// The count for one session (0 if it never received one).
-    pub fn session(&self, session: SessionId) -> u64 {
-        self.per_session.get(&session).copied().unwrap_or(0)
-    }
 }
 
 /// What a request payload is, without applying it.

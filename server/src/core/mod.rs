@@ -16,29 +16,30 @@
 pub mod acl;
 mod delivery;
 mod dispatch;
+mod handshake;
 mod harness;
+mod metrics;
 mod multi;
 mod ops;
 mod path;
 mod reaper;
 mod session;
+mod teardown;
 #[cfg(test)]
 mod tests;
 mod tree;
 mod txn;
 mod watch;
 
-use std::collections::{BTreeMap, HashMap};
-use std::net::{IpAddr, Ipv4Addr};
+use std::collections::HashMap;
+use std::net::IpAddr;
 
-use shepherd_protocol::{Codec, ConnectRequest, ConnectResponse, EventType, Id, decode_from};
+use shepherd_protocol::Id;
 
-pub use harness::{
-    NodeInfo, NotificationCounts, RequestPeek, WatchInfo, WatchKind, WatchMode, peek,
-};
+pub use harness::{NodeInfo, RequestPeek, WatchInfo, WatchKind, WatchMode, peek};
+pub use metrics::{CoreMetrics, NotificationCounts, TriggerSummary};
 use session::Sessions;
 use tree::Tree;
-use txn::Txn;
 use watch::WatchTable;
 
 /// A connection, as numbered by the shell. Never reused within one server.
@@ -135,110 +136,6 @@ pub struct SessionInfo {
     pub watches: Vec<WatchInfo>,
 }
 
-/// ZooKeeper's `AvgMinMaxCounter`: a summary of samples, printed by mntr as
-/// `zk_{avg,min,max,cnt,sum}_<name>`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TriggerSummary {
-    /// Samples recorded.
-    pub count: u64,
-    /// Their sum.
-    pub sum: u64,
-    /// The smallest (0 before any sample).
-    pub min: u64,
-    /// The largest (0 before any sample).
-    pub max: u64,
-}
-
-impl TriggerSummary {
-    fn record(&mut self, value: u64) {
-        self.min = if self.count == 0 {
-            value
-        } else {
-            self.min.min(value)
-        };
-        self.max = self.max.max(value);
-        self.count += 1;
-        self.sum += value;
-    }
-
-    /// The mean, rounded half-up to 4 decimals as ZooKeeper does (0 before any sample).
-    pub fn avg(&self) -> f64 {
-        if self.count == 0 {
-            return 0.0;
-        }
-        (self.sum as f64 / self.count as f64 * 10_000.0).round() / 10_000.0
-    }
-}
-
-/// Counters of watch notifications.
-///
-/// Two views, deliberately different:
-/// * the `node_*_watch_count` counters, `session_notifications` and `watch_bytes` count
-///   notifications **delivered**: after READ-ACL filtering (§9.9), one per connection per
-///   trigger, setWatches catch-up events included;
-/// * the `*_triggers` summaries are ZooKeeper's mntr `*_watch_count` metrics: one sample per
-///   trigger of a watch table that matched at least one watcher, valued at the number matched,
-///   before ACL filtering (a NodeDeleted samples the data table and the child table separately,
-///   even when the same connection is in both). Catch-up events are not triggers.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CoreMetrics {
-    /// NodeCreated notifications sent.
-    pub node_created_watch_count: u64,
-    /// NodeDeleted notifications sent.
-    pub node_deleted_watch_count: u64,
-    /// NodeDataChanged notifications sent.
-    pub node_changed_watch_count: u64,
-    /// NodeChildrenChanged notifications sent.
-    pub node_children_watch_count: u64,
-    /// Notifications sent per session (by the session of the receiving connection).
-    pub session_notifications: BTreeMap<SessionId, u64>,
-    /// Bytes of notification payloads sent (mntr `zk_watch_bytes`; frame prefix excluded).
-    pub watch_bytes: u64,
-    /// NodeCreated triggers (mntr `node_created_watch_count`).
-    pub node_created_triggers: TriggerSummary,
-    /// NodeDeleted triggers (mntr `node_deleted_watch_count`).
-    pub node_deleted_triggers: TriggerSummary,
-    /// NodeDataChanged triggers (mntr `node_changed_watch_count`).
-    pub node_changed_triggers: TriggerSummary,
-    /// NodeChildrenChanged triggers (mntr `node_children_watch_count`).
-    pub node_children_triggers: TriggerSummary,
-}
-
-impl CoreMetrics {
-    /// All notifications sent.
-    pub fn notifications_total(&self) -> u64 {
-        self.node_created_watch_count
-            + self.node_deleted_watch_count
-            + self.node_changed_watch_count
-            + self.node_children_watch_count
-    }
-
-    fn count(&mut self, event: EventType, session: Option<SessionId>, bytes: usize) {
-        match event {
-            EventType::NodeCreated => self.node_created_watch_count += 1,
-            EventType::NodeDeleted => self.node_deleted_watch_count += 1,
-            EventType::NodeDataChanged => self.node_changed_watch_count += 1,
-            EventType::NodeChildrenChanged => self.node_children_watch_count += 1,
-            _ => {}
-        }
-        self.watch_bytes += bytes as u64;
-        if let Some(session) = session {
-            *self.session_notifications.entry(session).or_default() += 1;
-        }
-    }
-
-    fn record_trigger(&mut self, event: EventType, matched: u64) {
-        let summary = match event {
-            EventType::NodeCreated => &mut self.node_created_triggers,
-            EventType::NodeDeleted => &mut self.node_deleted_triggers,
-            EventType::NodeDataChanged => &mut self.node_changed_triggers,
-            EventType::NodeChildrenChanged => &mut self.node_children_triggers,
-            _ => return,
-        };
-        summary.record(matched);
-    }
-}
-
 /// A connection the core knows: where it comes from, its session once connected, and its auth
 /// identities (which always start with `ip:<address>`, §6.10).
 #[derive(Debug)]
@@ -307,134 +204,12 @@ impl Core {
     /// (§2.4a), or only Close(conn) (no reply) when undecodable or lastZxidSeen > last zxid
     /// (§2.4 step 2).
     pub fn connect(&mut self, conn: ConnId, payload: &[u8], now: Now) -> Vec<Action> {
-        let request = match decode_from::<ConnectRequest>(payload) {
-            // "Client must try another server": refuse without a reply (§2.4 step 2).
-            Ok(r) if r.last_zxid_seen <= self.zxid => r,
-            _ => {
-                self.drop_conn(conn);
-                return vec![Action::Close(conn)];
-            }
-        };
-        if !self.conns.contains_key(&conn) {
-            self.open_connection(
-                conn,
-                ConnInfo {
-                    addr: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
-                },
-            );
-        }
-        // §2.4 step 3: clamp into [min, max].
-        let min = i32::try_from(self.config.min_session_timeout_ms).unwrap_or(i32::MAX);
-        let max = i32::try_from(self.config.max_session_timeout_ms).unwrap_or(i32::MAX);
-        let timeout = request.timeout.max(min).min(max);
-        let read_only = request.read_only.map(|_| false);
-        let mut out = Vec::new();
-        let response = if request.session_id == 0 {
-            // createSession is a txn: it takes a zxid (§2.4 step 5).
-            self.zxid += 1;
-            let id = self.sessions.create(timeout, conn, now.mono_ms);
-            self.bind(conn, id);
-            let passwd = self.sessions.get(id).map(|s| s.passwd.to_vec());
-            ConnectResponse {
-                protocol_version: 0,
-                timeout,
-                session_id: id,
-                passwd,
-                read_only,
-            }
-        } else {
-            let id = request.session_id;
-            // §2.4 6a: any other connection on this session goes first, even when the password
-            // turns out to be wrong.
-            if let Some(old) = self.sessions.get(id).and_then(|s| s.conn)
-                && old != conn
-            {
-                self.drop_conn(old);
-                out.push(Action::Close(old));
-            }
-            let valid = self
-                .sessions
-                .get(id)
-                .is_some_and(|s| request.passwd.as_deref() == Some(&s.passwd[..]));
-            if !valid {
-                out.push(Action::Send(
-                    conn,
-                    ConnectResponse::invalid(request.read_only).to_bytes(),
-                ));
-                out.push(Action::Close(conn));
-                self.drop_conn(conn);
-                return out;
-            }
-            // §2.4 6b: same id and password, touched with the new timeout, no zxid.
-            let session = self.sessions.get_mut(id).expect("checked above");
-            session.timeout_ms = timeout;
-            let passwd = Some(session.passwd.to_vec());
-            self.sessions.touch(id, now.mono_ms);
-            self.bind(conn, id);
-            ConnectResponse {
-                protocol_version: 0,
-                timeout,
-                session_id: id,
-                passwd,
-                read_only,
-            }
-        };
-        out.push(Action::Send(conn, response.to_bytes()));
-        out
-    }
-
-    fn bind(&mut self, conn: ConnId, session: SessionId) {
-        if let Some(c) = self.conns.get_mut(&conn) {
-            c.session = Some(session);
-        }
-        if let Some(s) = self.sessions.get_mut(session) {
-            s.conn = Some(conn);
-        }
-    }
-
-    /// Forgets a connection: its watches and identities go; its session stays (§13.3).
-    fn drop_conn(&mut self, conn: ConnId) {
-        self.data_watches.remove_conn(conn);
-        self.child_watches.remove_conn(conn);
-        if let Some(c) = self.conns.remove(&conn)
-            && let Some(session) = c.session.and_then(|s| self.sessions.get_mut(s))
-            && session.conn == Some(conn)
-        {
-            session.conn = None;
-        }
+        self.handshake(conn, payload, now)
     }
 
     /// The socket is gone. Drop the connection's watches and identities; the session lives on.
     pub fn close_connection(&mut self, conn: ConnId) {
         self.drop_conn(conn);
-    }
-
-    /// Ends a session (§13.2, §13.4): one closeSession txn, then its ephemerals deleted with
-    /// their events. On expiry the live connection is closed without a reply or notification,
-    /// and its watches are dropped first so that nothing is queued to a socket about to close.
-    /// Returns the txn's zxid, or `None` if the session is unknown.
-    fn end_session(
-        &mut self,
-        id: SessionId,
-        now: Now,
-        expiring: bool,
-        out: &mut Vec<Action>,
-    ) -> Option<i64> {
-        let session = self.sessions.remove(id)?;
-        if expiring && let Some(conn) = session.conn {
-            self.drop_conn(conn);
-        }
-        self.zxid += 1;
-        let mut txn = Txn::new(self.zxid, now.wall_ms, id);
-        let paths: Vec<String> = self.tree.ephemerals_of(id).cloned().collect();
-        for path in paths {
-            self.remove_node(&path, &mut txn);
-        }
-        self.deliver(txn.fired, out);
-        if expiring && let Some(conn) = session.conn {
-            out.push(Action::Close(conn));
-        }
-        Some(self.zxid)
     }
 
     /// Expire due sessions (tick buckets, §13.1-13.2: closeSession txn takes one zxid,
@@ -447,23 +222,14 @@ impl Core {
         for id in self.sessions.due(now.mono_ms) {
             self.end_session(id, now, true, &mut out);
         }
-        let interval = self.config.container_check_interval_ms;
-        if interval > 0 && now.mono_ms >= self.next_container_check {
-            // A fixed-rate timer that fell behind runs once, then resumes its cadence.
-            let behind = (now.mono_ms - self.next_container_check) / interval + 1;
-            self.next_container_check += behind * interval;
-            self.reap(now, &mut out);
-        }
+        self.reap_if_due(now, &mut out);
         out
     }
 
     /// The monotonic ms at which tick() next has work (earliest session bucket or next container
     /// check), if any.
     pub fn next_deadline(&self) -> Option<u64> {
-        let reaper = (self.config.container_check_interval_ms > 0
-            && !(self.tree.containers().is_empty() && self.tree.ttls().is_empty()))
-        .then_some(self.next_container_check);
-        [self.sessions.next_expiry(), reaper]
+        [self.sessions.next_expiry(), self.reaper_deadline()]
             .into_iter()
             .flatten()
             .min()

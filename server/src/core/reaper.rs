@@ -5,17 +5,38 @@
 //! Invariants: each deletion is its own deleteContainer txn, taking one zxid and firing its
 //! events like any delete; a run deletes at most `interval × maxPerMinute / 60 000` nodes (at
 //! least one), the Java reaper's pacing; candidates are taken in path order, containers first.
+//! Runs are every `container_check_interval_ms` (never when it is 0), at fixed rate: a timer
+//! that fell behind runs once, then resumes its cadence.
 
 use super::tree::Owner;
 use super::txn::Txn;
 use super::{Action, Core, Now};
 
 impl Core {
+    /// Runs the reaper if its time has come, and schedules the next run.
+    pub(super) fn reap_if_due(&mut self, now: Now, out: &mut Vec<Action>) {
+        let interval = self.config.container_check_interval_ms;
+        if interval > 0 && now.mono_ms >= self.next_container_check {
+            // A fixed-rate timer that fell behind runs once, then resumes its cadence.
+            let behind = (now.mono_ms - self.next_container_check) / interval + 1;
+            self.next_container_check += behind * interval;
+            self.reap(now, out);
+        }
+    }
+
+    /// When the reaper next has work: its next run, if it runs at all and there is a container
+    /// or TTL node to look at.
+    pub(super) fn reaper_deadline(&self) -> Option<u64> {
+        (self.config.container_check_interval_ms > 0
+            && !(self.tree.containers().is_empty() && self.tree.ttls().is_empty()))
+        .then_some(self.next_container_check)
+    }
+
     /// One run of the reaper (§8.3, §8.4): childless containers that once had a child (or
     /// never-used ones past `max_never_used_interval_ms`), and childless TTL nodes unmodified
     /// for longer than their TTL. Each deletion is its own deleteContainer txn with a zxid; at
     /// most `interval × maxPerMinute / 60 000` (at least one) per run, the Java reaper's pacing.
-    pub(crate) fn reap(&mut self, now: Now, out: &mut Vec<Action>) {
+    fn reap(&mut self, now: Now, out: &mut Vec<Action>) {
         let never_used = i64::try_from(self.config.max_never_used_interval_ms).unwrap_or(i64::MAX);
         let elapsed = |mtime: i64| now.wall_ms.saturating_sub(mtime);
         let containers = self.tree.containers().iter().filter(|p| {
