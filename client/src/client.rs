@@ -14,10 +14,10 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::chroot::Chroot;
 use crate::config::{ClientBuilder, Config};
-use crate::conn::{Command, Driver};
+use crate::conn::{Command, Driver, WatchReg};
+use crate::connector::Connector;
 use crate::error::Error;
 use crate::session::{SessionState, SessionStatus};
-use crate::watch::WatchReg;
 
 /// Commands queued towards the connection task before callers wait for room.
 const COMMAND_QUEUE: usize = 1024;
@@ -72,10 +72,10 @@ impl Client {
         ClientBuilder::default()
     }
 
-    pub(crate) async fn start(config: Config) -> Result<Client, Error> {
+    pub(crate) async fn start<C: Connector>(config: Config, connector: C) -> Result<Client, Error> {
         let chroot = config.chroot.clone();
         let (commands, rx) = mpsc::channel(COMMAND_QUEUE);
-        let (driver, link) = Driver::connect(config, rx).await?;
+        let (driver, link) = Driver::connect(config, connector, rx).await?;
         let status = driver.subscribe();
         let (session_id, password) = driver.credentials();
         tokio::spawn(driver.run(link));

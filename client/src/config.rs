@@ -6,9 +6,11 @@
 
 use std::time::Duration;
 
+use rand::seq::SliceRandom;
 use shepherd_protocol::DEFAULT_MAX_BUFFER;
 
 use crate::chroot::Chroot;
+use crate::connector::{Connector, TcpConnector};
 use crate::error::Error;
 
 /// The session timeout requested when none is given (the server clamps it, §2.4).
@@ -59,38 +61,6 @@ pub(crate) fn parse_connect_string(s: &str) -> Result<(Vec<String>, Option<&str>
         )));
     }
     Ok((out, chroot))
-}
-
-/// A tiny xorshift64 generator: enough to spread clients over hosts, no crate needed.
-pub(crate) struct XorShift(u64);
-
-impl XorShift {
-    /// Seeded from the clock and a stack address, so two clients started together differ.
-    pub(crate) fn from_entropy() -> XorShift {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        let marker = 0u8;
-        let addr = std::ptr::addr_of!(marker) as usize as u64;
-        XorShift((nanos ^ addr.rotate_left(32)) | 1)
-    }
-
-    pub(crate) fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-
-    /// Fisher–Yates.
-    pub(crate) fn shuffle<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            let j = (self.next() % (i as u64 + 1)) as usize;
-            items.swap(i, j);
-        }
-    }
 }
 
 /// Builds a [`crate::Client`] with options beyond the connect string.
@@ -192,8 +162,26 @@ impl ClientBuilder {
     /// Dropping the future abandons the attempt; no session is left behind except one the
     /// server created and will expire.
     pub async fn connect(self, connect_string: &str) -> Result<crate::Client, Error> {
+        self.connect_with(connect_string, TcpConnector).await
+    }
+
+    /// As [`ClientBuilder::connect`], but every connection (the first and each reconnect) is
+    /// opened by `connector` instead of TCP; the hosts of the connect string are what it is
+    /// asked for. See [`Connector`] for closures and for its errors, cancellation and ordering.
+    ///
+    /// # Errors
+    /// As [`ClientBuilder::connect`]; a connector's own failure is the attempt's
+    /// [`Error::Io`].
+    ///
+    /// # Cancellation
+    /// As [`ClientBuilder::connect`]; the connector's pending future is dropped with it.
+    pub async fn connect_with<C: Connector>(
+        self,
+        connect_string: &str,
+        connector: C,
+    ) -> Result<crate::Client, Error> {
         let config = self.into_config(connect_string)?;
-        crate::Client::start(config).await
+        crate::Client::start(config, connector).await
     }
 
     fn into_config(self, connect_string: &str) -> Result<Config, Error> {
@@ -209,7 +197,7 @@ impl ClientBuilder {
         if self.session_timeout.is_zero() || self.connect_timeout.is_zero() {
             return Err(Error::InvalidArgument("zero timeout".into()));
         }
-        XorShift::from_entropy().shuffle(&mut hosts);
+        hosts.shuffle(&mut rand::rng());
         Ok(Config {
             hosts,
             chroot,
@@ -240,7 +228,7 @@ mod tests {
     #[test]
     fn shuffle_is_a_permutation() {
         let mut v: Vec<u32> = (0..50).collect();
-        XorShift::from_entropy().shuffle(&mut v);
+        v.shuffle(&mut rand::rng());
         let mut sorted = v.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, (0..50).collect::<Vec<_>>());

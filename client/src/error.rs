@@ -113,6 +113,16 @@ impl Error {
         }
     }
 
+    /// A fresh copy of the error that fails a waiting request: `ConnectionLoss` stays itself,
+    /// anything else becomes its [`Error::session_level`] form. For fanning one cause out to
+    /// many waiters.
+    pub(crate) fn for_waiter(&self) -> Error {
+        match self {
+            Error::ConnectionLoss => Error::ConnectionLoss,
+            other => other.session_level(),
+        }
+    }
+
     /// A fresh copy of a session-level error, for fanning one cause out to many waiters.
     pub(crate) fn session_level(&self) -> Error {
         match self {

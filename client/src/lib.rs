@@ -1,12 +1,13 @@
 //! An async ZooKeeper client for tokio, speaking the 3.8 wire protocol through
 //! `shepherd-protocol`.
 //!
-//! One spawned task per session owns the socket: it pipelines requests (matched to replies by
-//! their order, which must equal the send order, as in the Java client), pings when idle, drops
-//! a connection that stays silent for two thirds of the session timeout, and on a drop fails
-//! what was in flight with [`Error::ConnectionLoss`], reconnects to the next host with the same
-//! session, re-sends credentials and re-arms every watch. Handles ([`Client`]) are cheap clones
-//! talking to that task.
+//! One spawned task per session owns the connection (TCP by default, or any stream a
+//! [`Connector`] opens): it pipelines requests (matched to replies by their order, which must
+//! equal the send order, as in the Java client), pings when idle, drops a connection that stays
+//! silent for two thirds of the session timeout, and on a drop fails what was in flight with
+//! [`Error::ConnectionLoss`], reconnects to the next host with the same session, re-sends
+//! credentials and re-arms every watch. Handles ([`Client`]) are cheap clones talking to that
+//! task.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), shepherd_client::Error> {
@@ -40,6 +41,7 @@ mod chroot;
 mod client;
 mod config;
 mod conn;
+mod connector;
 mod error;
 mod multi;
 mod ops;
@@ -48,6 +50,7 @@ mod watch;
 
 pub use client::Client;
 pub use config::{ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SESSION_TIMEOUT};
+pub use connector::{Connector, TcpConnector};
 pub use error::{Error, Result};
 pub use multi::{MultiBuilder, MultiReadBuilder, ReadResult, WriteResult};
 pub use ops::CreateOptions;

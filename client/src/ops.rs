@@ -16,8 +16,9 @@ use shepherd_protocol::{
 use tokio::sync::mpsc;
 
 use crate::client::{Client, unexpected};
+use crate::conn::WatchReg;
 use crate::error::Error;
-use crate::watch::{OneshotWatcher, PersistentWatcher, WatchReg};
+use crate::watch::{OneshotWatcher, PersistentWatcher};
 
 /// How to create a node: its mode, ACL and, for TTL modes, its time to live.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -384,12 +385,10 @@ impl Client {
             tx,
         };
         match self.call(request, server.clone(), Some(reg)).await? {
-            Response::AddWatch(_) => Ok(PersistentWatcher {
-                rx,
-                id,
-                server_path: server,
-                commands: self.shared.commands.downgrade(),
-            }),
+            Response::AddWatch(_) => {
+                let unwatch = Box::new(self.shared.commands.downgrade());
+                Ok(PersistentWatcher::new(rx, id, server, unwatch))
+            }
             other => Err(unexpected(&other)),
         }
     }

@@ -1,13 +1,14 @@
-//! One TCP connection to one server: the handshake, the writer task, and the queues of
-//! requests awaiting replies on that connection.
+//! One connection to one server, over whatever stream the [`crate::Connector`] opened: the
+//! handshake, the writer task, and the queues of requests awaiting replies on that connection.
 //!
 //! Invariants: a [`Link`] exists only after a ConnectResponse was read; every frame sent with a
 //! non-auth, non-ping xid has a [`Pending`] entry pushed in send order, so replies can be
 //! checked against the front of the queue (strict FIFO, as Java); auth replies have their own
 //! FIFO because the Java server answers them on receipt, ahead of earlier requests. Dropping a
-//! link aborts its writer, which closes the socket.
+//! link aborts its writer, which drops the last half of the stream and so closes it.
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::io;
 use std::time::Duration;
 
@@ -16,15 +17,14 @@ use shepherd_protocol::{
     Codec, ConnectRequest, ConnectResponse, Frame, FrameCodec, OpCode, Request, Response,
     decode_from, encode_request,
 };
-use tokio::net::TcpStream;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncWrite, ReadHalf, WriteHalf};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::codec::{FramedRead, FramedWrite};
 
+use super::watch_registry::WatchReg;
 use crate::error::Error;
-use crate::watch::WatchReg;
 
 /// Who waits for a reply.
 #[derive(Debug)]
@@ -50,11 +50,11 @@ pub(crate) struct Pending {
     pub(crate) kind: PendingKind,
 }
 
-/// An established connection.
+/// An established connection over a stream of type `S`.
 #[derive(Debug)]
-pub(crate) struct Link {
+pub(crate) struct Link<S> {
     pub(crate) host: String,
-    pub(crate) reader: FramedRead<OwnedReadHalf, FrameCodec>,
+    pub(crate) reader: FramedRead<ReadHalf<S>, FrameCodec>,
     pub(crate) writer: JoinHandle<io::Result<()>>,
     out: mpsc::UnboundedSender<Vec<u8>>,
     pub(crate) pending: VecDeque<Pending>,
@@ -66,7 +66,7 @@ pub(crate) struct Link {
     pub(crate) closing: bool,
 }
 
-impl Link {
+impl<S> Link<S> {
     /// Queues one request frame for the writer. A dead writer shows up as its task ending.
     pub(crate) fn send(&mut self, xid: i32, request: &Request) {
         let mut payload = Vec::with_capacity(64);
@@ -84,26 +84,40 @@ impl Link {
             kind,
         });
     }
+
+    /// Fails every request still waiting on this link, which is going away.
+    pub(crate) fn fail_in_flight(mut self, err: &Error) {
+        for pending in self.pending.drain(..) {
+            if let PendingKind::User { reply, .. } = pending.kind {
+                let _ = reply.send(Err(err.for_waiter()));
+            }
+        }
+        for waiter in self.auth_pending.drain(..).flatten() {
+            let _ = waiter.send(Err(err.for_waiter()));
+        }
+    }
 }
 
-impl Drop for Link {
+impl<S> Drop for Link<S> {
     fn drop(&mut self) {
         self.writer.abort();
     }
 }
 
-/// Connects to `host`, sends the ConnectRequest and reads the ConnectResponse, all within
-/// `timeout`.
-pub(crate) async fn handshake(
+/// Opens the stream with `open` (the connector's attempt for `host`), sends the
+/// ConnectRequest and reads the ConnectResponse, all within `timeout`.
+pub(crate) async fn handshake<S>(
     host: String,
+    open: impl Future<Output = io::Result<S>>,
     request: ConnectRequest,
     timeout: Duration,
     max_frame: usize,
-) -> Result<(Link, ConnectResponse), Error> {
+) -> Result<(Link<S>, ConnectResponse), Error>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let attempt = async {
-        let stream = TcpStream::connect(host.as_str()).await?;
-        stream.set_nodelay(true)?;
-        let (read, write) = stream.into_split();
+        let (read, write) = tokio::io::split(open.await?);
         let mut reader = FramedRead::new(read, FrameCodec::client(max_frame));
         let mut writer = FramedWrite::new(write, FrameCodec::client(max_frame));
         writer.send(request.to_bytes()).await?;
@@ -148,8 +162,8 @@ pub(crate) async fn handshake(
 }
 
 /// The writer task: batches whatever is queued into one flush.
-async fn write_frames(
-    mut sink: FramedWrite<OwnedWriteHalf, FrameCodec>,
+async fn write_frames<S: AsyncWrite>(
+    mut sink: FramedWrite<WriteHalf<S>, FrameCodec>,
     mut frames: mpsc::UnboundedReceiver<Vec<u8>>,
 ) -> io::Result<()> {
     while let Some(frame) = frames.recv().await {

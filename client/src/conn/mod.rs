@@ -1,4 +1,4 @@
-//! The connection task: the one owner of the socket, the session and the watch registry.
+//! The connection task: the one owner of the stream, the session and the watch registry.
 //!
 //! Callers talk to it only through [`Command`]s on a bounded mpsc channel; it answers through
 //! oneshot channels. Invariants:
@@ -10,70 +10,40 @@
 //!   credentials and re-arms the watches (setWatches with the last zxid seen);
 //! * a handshake that says "invalid session" makes the session Expired, for good;
 //! * once terminal, the task fails everything queued, closes the command channel and ends.
+//!
+//! The task is generic over its [`Connector`], asked for a fresh stream on every attempt; the
+//! rest of the crate only sees the non-generic [`Command`] channel.
 
+mod command;
 mod link;
+mod watch_registry;
 
 use std::collections::VecDeque;
 use std::future::Future;
+use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use shepherd_protocol::{
     AuthPacket, ConnectRequest, ConnectResponse, ErrorCode, Frame, OpCode, Reply, Request,
-    Response, WatcherType, decode_reply, xid,
+    WatcherType, decode_reply, xid,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
 use crate::config::Config;
+use crate::connector::Connector;
 use crate::error::Error;
 use crate::session::{SessionState, SessionStatus};
-use crate::watch::{WatchReg, WatchRegistry};
+pub(crate) use command::Command;
 use link::{Link, PendingKind, handshake};
+pub(crate) use watch_registry::WatchReg;
+use watch_registry::WatchRegistry;
 
 /// Requests in flight on one connection before the task stops taking commands.
 const MAX_IN_FLIGHT: usize = 8192;
-
-/// What callers ask the connection task to do.
-#[derive(Debug)]
-pub(crate) enum Command {
-    /// Send a request; `path` is the server path a watch would be registered on.
-    Request {
-        request: Request,
-        path: String,
-        watch: Option<WatchReg>,
-        reply: oneshot::Sender<Result<Response, Error>>,
-    },
-    /// Add a credential to the connection (and to every later one).
-    Auth {
-        scheme: String,
-        auth: Vec<u8>,
-        reply: oneshot::Sender<Result<(), Error>>,
-    },
-    /// Close the session.
-    Close {
-        reply: oneshot::Sender<Result<(), Error>>,
-    },
-    /// A persistent watcher handle was dropped.
-    DropPersistent { path: String, id: u64 },
-}
-
-impl Command {
-    /// Answers the command without running it.
-    fn fail(self, err: &Error) {
-        let err = || match err {
-            Error::ConnectionLoss => Error::ConnectionLoss,
-            other => other.session_level(),
-        };
-        match self {
-            Command::Request { reply, .. } => drop(reply.send(Err(err()))),
-            Command::Auth { reply, .. } => drop(reply.send(Err(err()))),
-            Command::Close { reply } => drop(reply.send(Ok(()))),
-            Command::DropPersistent { .. } => {}
-        }
-    }
-}
 
 /// Why `serve` returned.
 enum End {
@@ -84,8 +54,11 @@ enum End {
 }
 
 /// The connection task's state, across connections.
-pub(crate) struct Driver {
+pub(crate) struct Driver<C: Connector> {
     config: Config,
+    /// Opens the stream of every attempt; shared with the attempt futures so that they do not
+    /// borrow the driver while it keeps taking commands.
+    connector: Arc<C>,
     commands: mpsc::Receiver<Command>,
     status: watch::Sender<SessionStatus>,
     session_id: i64,
@@ -102,13 +75,14 @@ pub(crate) struct Driver {
     closers: Vec<oneshot::Sender<Result<(), Error>>>,
 }
 
-impl Driver {
+impl<C: Connector> Driver<C> {
     /// Makes the first connection, trying each host once. On success the driver is ready to
     /// [`Driver::run`] with the returned link.
     pub(crate) async fn connect(
         config: Config,
+        connector: C,
         commands: mpsc::Receiver<Command>,
-    ) -> Result<(Driver, Link), Error> {
+    ) -> Result<(Self, Link<C::Stream>), Error> {
         let (session_id, password) = config.session.clone().unwrap_or((0, vec![0; 16]));
         let status = SessionStatus {
             state: SessionState::Disconnected,
@@ -121,6 +95,7 @@ impl Driver {
             auths: config.auths.clone(),
             timeout: config.session_timeout,
             config,
+            connector: Arc::new(connector),
             commands,
             status: watch::Sender::new(status),
             session_id,
@@ -137,7 +112,8 @@ impl Driver {
             let host = driver.pick_host();
             let request = driver.connect_request();
             let (timeout, max) = (driver.config.connect_timeout, driver.config.max_frame);
-            match handshake(host.clone(), request, timeout, max).await {
+            let open = open(&driver.connector, &host);
+            match handshake(host.clone(), open, request, timeout, max).await {
                 Ok((link, response)) => return driver.on_handshake(link, response),
                 Err(e) => {
                     debug!(%host, error = %e, "connect attempt failed");
@@ -159,14 +135,14 @@ impl Driver {
     }
 
     /// Serves connections until the session ends.
-    pub(crate) async fn run(mut self, mut link: Link) {
+    pub(crate) async fn run(mut self, mut link: Link<C::Stream>) {
         loop {
             let end = self.serve(&mut link).await;
             match end {
                 End::Lost(reason) => {
                     warn!(host = %link.host, %reason, "connection lost");
                     let closing = link.closing;
-                    fail_in_flight(link, &Error::ConnectionLoss);
+                    link.fail_in_flight(&Error::ConnectionLoss);
                     if closing {
                         for closer in self.closers.drain(..) {
                             let _ = closer.send(Err(Error::ConnectionLoss));
@@ -182,7 +158,7 @@ impl Driver {
                     }
                 }
                 End::Terminal(state) => {
-                    fail_in_flight(link, &terminal_error(state));
+                    link.fail_in_flight(&terminal_error(state));
                     return self.finish(state);
                 }
             }
@@ -225,9 +201,9 @@ impl Driver {
     /// Adopts a successful handshake: re-sends credentials and watches, then reports Connected.
     fn on_handshake(
         mut self,
-        link: Link,
+        link: Link<C::Stream>,
         response: ConnectResponse,
-    ) -> Result<(Driver, Link), Error> {
+    ) -> Result<(Self, Link<C::Stream>), Error> {
         let resumed = self.session_id != 0;
         if response.is_expired() || (resumed && response.session_id != self.session_id) {
             return Err(Error::SessionExpired);
@@ -236,7 +212,7 @@ impl Driver {
         Ok((self, link))
     }
 
-    fn adopt(&mut self, mut link: Link, response: ConnectResponse) -> Link {
+    fn adopt(&mut self, mut link: Link<C::Stream>, response: ConnectResponse) -> Link<C::Stream> {
         self.session_id = response.session_id;
         self.password = response.passwd.unwrap_or_default();
         self.timeout = Duration::from_millis(u64::try_from(response.timeout).unwrap_or(0));
@@ -257,13 +233,14 @@ impl Driver {
 
     /// Tries hosts in turn, forever, until a handshake succeeds or the session ends. Commands
     /// received meanwhile wait for the next attempt; a failed attempt fails them.
-    async fn reconnect(&mut self) -> Result<Link, SessionState> {
+    async fn reconnect(&mut self) -> Result<Link<C::Stream>, SessionState> {
         let mut backoff = Duration::from_millis(10);
         loop {
             for _ in 0..self.config.hosts.len() {
                 let host = self.pick_host();
                 let (timeout, max) = (self.config.connect_timeout, self.config.max_frame);
-                let attempt = handshake(host.clone(), self.connect_request(), timeout, max);
+                let open = open(&self.connector, &host);
+                let attempt = handshake(host.clone(), open, self.connect_request(), timeout, max);
                 match self.while_disconnected(attempt).await? {
                     Ok((_, response))
                         if response.is_expired() || response.session_id != self.session_id =>
@@ -308,7 +285,7 @@ impl Driver {
     }
 
     /// Pumps one connection until it drops or the session ends.
-    async fn serve(&mut self, link: &mut Link) -> End {
+    async fn serve(&mut self, link: &mut Link<C::Stream>) -> End {
         while let Some(cmd) = self.queued.pop_front() {
             self.dispatch(link, cmd);
         }
@@ -355,7 +332,7 @@ impl Driver {
         }
     }
 
-    fn dispatch(&mut self, link: &mut Link, cmd: Command) {
+    fn dispatch(&mut self, link: &mut Link<C::Stream>, cmd: Command) {
         match cmd {
             Command::Request {
                 request,
@@ -395,7 +372,7 @@ impl Driver {
         }
     }
 
-    fn start_close(&mut self, link: &mut Link) {
+    fn start_close(&mut self, link: &mut Link<C::Stream>) {
         if !link.closing {
             link.closing = true;
             let xid = self.next_xid();
@@ -404,7 +381,7 @@ impl Driver {
     }
 
     /// Handles one frame after the handshake.
-    fn on_reply(&mut self, link: &mut Link, payload: &[u8]) -> Option<End> {
+    fn on_reply(&mut self, link: &mut Link<C::Stream>, payload: &[u8]) -> Option<End> {
         let front = link.pending.front().map(|p| (p.xid, p.op));
         let reply = decode_reply(payload, |x| match x {
             xid::PING => Some(OpCode::Ping),
@@ -498,6 +475,16 @@ impl Driver {
     }
 }
 
+/// The connector's attempt to open a stream to `host`, owning what it needs so that it does not
+/// borrow the driver.
+fn open<C: Connector>(
+    connector: &Arc<C>,
+    host: &str,
+) -> impl Future<Output = io::Result<C::Stream>> + Send + use<C> {
+    let (connector, host) = (Arc::clone(connector), host.to_owned());
+    async move { connector.connect(&host).await }
+}
+
 fn auth_request(scheme: &str, auth: &[u8]) -> Request {
     Request::Auth(AuthPacket {
         auth_type: 0,
@@ -511,21 +498,5 @@ fn terminal_error(state: SessionState) -> Error {
         SessionState::Expired => Error::SessionExpired,
         SessionState::AuthFailed => Error::AuthFailed,
         _ => Error::Closed,
-    }
-}
-
-/// Fails every request still waiting on a link that is going away.
-fn fail_in_flight(mut link: Link, err: &Error) {
-    let fresh = || match err {
-        Error::ConnectionLoss => Error::ConnectionLoss,
-        other => other.session_level(),
-    };
-    for pending in link.pending.drain(..) {
-        if let PendingKind::User { reply, .. } = pending.kind {
-            let _ = reply.send(Err(fresh()));
-        }
-    }
-    for waiter in link.auth_pending.drain(..).flatten() {
-        let _ = waiter.send(Err(fresh()));
     }
 }
