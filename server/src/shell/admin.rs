@@ -91,7 +91,7 @@ fn write_word(shared: &Shared, word: FourLetterWord, out: &mut String) -> std::f
             }
         }
         FourLetterWord::Wchs => {
-            let watches = shared.core.lock().data_watches();
+            let watches = shared.query(|core| core.data_watches());
             let conns: std::collections::BTreeSet<_> = watches.iter().map(|w| w.0).collect();
             let paths: std::collections::BTreeSet<_> = watches.iter().map(|w| &w.2).collect();
             writeln!(
@@ -103,7 +103,7 @@ fn write_word(shared: &Shared, word: FourLetterWord, out: &mut String) -> std::f
             writeln!(out, "Total watches:{}", watches.len())?;
         }
         FourLetterWord::Wchc => {
-            let watches = shared.core.lock().data_watches();
+            let watches = shared.query(|core| core.data_watches());
             let mut by_session = std::collections::BTreeMap::<i64, Vec<&str>>::new();
             for (_, session, path) in &watches {
                 by_session.entry(*session).or_default().push(path);
@@ -117,7 +117,7 @@ fn write_word(shared: &Shared, word: FourLetterWord, out: &mut String) -> std::f
             writeln!(out)?;
         }
         FourLetterWord::Wchp => {
-            let watches = shared.core.lock().data_watches();
+            let watches = shared.query(|core| core.data_watches());
             let mut by_path = std::collections::BTreeMap::<&str, Vec<i64>>::new();
             for (_, session, path) in &watches {
                 by_path.entry(path).or_default().push(*session);
@@ -155,10 +155,7 @@ fn write_word(shared: &Shared, word: FourLetterWord, out: &mut String) -> std::f
 
 fn write_server_stats(shared: &Shared, out: &mut String) -> std::fmt::Result {
     let (min, avg, max) = shared.stats.latency_ms();
-    let (zxid, nodes) = {
-        let core = shared.core.lock();
-        (core.last_zxid(), core.node_count())
-    };
+    let (zxid, nodes) = shared.query(|core| (core.last_zxid(), core.node_count()));
     writeln!(out, "Latency min/avg/max: {min}/{avg:.4}/{max}")?;
     writeln!(
         out,
@@ -176,11 +173,10 @@ fn write_server_stats(shared: &Shared, out: &mut String) -> std::fmt::Result {
 
 fn write_cons(shared: &Shared, out: &mut String) -> std::fmt::Result {
     for (id, conn) in shared.connection_stats() {
-        let (session, timeout) = {
-            let core = shared.core.lock();
+        let (session, timeout) = shared.query(|core| {
             let session = core.connection_session(id);
             (session, session.and_then(|s| core.session_timeout(s)))
-        };
+        });
         let lop = i32::try_from(conn.last_op.load(Relaxed))
             .ok()
             .and_then(|op| OpCode::try_from(op).ok())
@@ -238,66 +234,68 @@ fn short_op_name(op: OpCode) -> &'static str {
 /// count (Linux), as ZooKeeper prints them only on Unix. `zk_last_zxid` is Shepherd's own.
 fn write_mntr(shared: &Shared, out: &mut String) -> std::fmt::Result {
     let (min, avg, max) = shared.stats.latency_ms();
-    let core = shared.core.lock();
-    let metrics = core.metrics();
-    let sessions = core.sessions().len();
-    let mut lines: Vec<(&str, String)> = vec![
-        ("version", format!("{VERSION}, built on {BUILT_ON}")),
-        ("server_state", "standalone".into()),
-        ("avg_latency", java_double(avg)),
-        ("max_latency", max.to_string()),
-        ("min_latency", min.to_string()),
-        (
-            "packets_received",
-            shared.stats.packets_received.load(Relaxed).to_string(),
-        ),
-        (
-            "packets_sent",
-            shared.stats.packets_sent.load(Relaxed).to_string(),
-        ),
-        (
-            "num_alive_connections",
-            shared.connection_stats().len().to_string(),
-        ),
-        // Requests are applied as they are read: none is ever outstanding.
-        ("outstanding_requests", "0".into()),
-        ("znode_count", (core.node_count() + 1).to_string()),
-        ("watch_count", core.watch_count().to_string()),
-        ("ephemerals_count", core.ephemerals_count().to_string()),
-        (
-            "approximate_data_size",
-            core.approximate_data_size().to_string(),
-        ),
-    ];
-    if let Some((open, max_fds)) = file_descriptors() {
-        lines.push(("open_file_descriptor_count", open.to_string()));
-        lines.push(("max_file_descriptor_count", max_fds.to_string()));
-    }
-    lines.extend([
-        ("uptime", shared.uptime().as_millis().to_string()),
-        ("global_sessions", sessions.to_string()),
-        // Standalone servers have no local sessions.
-        ("local_sessions", "0".into()),
-        ("watch_bytes", metrics.watch_bytes.to_string()),
-        ("last_zxid", core.last_zxid().to_string()),
-    ]);
-    for (key, value) in lines {
-        writeln!(out, "zk_{key}\t{value}")?;
-    }
-    // Watch triggers, as ZooKeeper's AvgMinMaxCounter summaries print them.
-    for (name, summary) in [
-        ("node_created_watch_count", metrics.node_created_triggers),
-        ("node_deleted_watch_count", metrics.node_deleted_triggers),
-        ("node_changed_watch_count", metrics.node_changed_triggers),
-        ("node_children_watch_count", metrics.node_children_triggers),
-    ] {
-        writeln!(out, "zk_avg_{name}\t{}", java_double(summary.avg()))?;
-        writeln!(out, "zk_min_{name}\t{}", summary.min)?;
-        writeln!(out, "zk_max_{name}\t{}", summary.max)?;
-        writeln!(out, "zk_cnt_{name}\t{}", summary.count)?;
-        writeln!(out, "zk_sum_{name}\t{}", summary.sum)?;
-    }
-    Ok(())
+    // One read of the core, so that the figures agree with each other.
+    shared.query(|core| {
+        let metrics = core.metrics();
+        let sessions = core.sessions().len();
+        let mut lines: Vec<(&str, String)> = vec![
+            ("version", format!("{VERSION}, built on {BUILT_ON}")),
+            ("server_state", "standalone".into()),
+            ("avg_latency", java_double(avg)),
+            ("max_latency", max.to_string()),
+            ("min_latency", min.to_string()),
+            (
+                "packets_received",
+                shared.stats.packets_received.load(Relaxed).to_string(),
+            ),
+            (
+                "packets_sent",
+                shared.stats.packets_sent.load(Relaxed).to_string(),
+            ),
+            (
+                "num_alive_connections",
+                shared.connection_stats().len().to_string(),
+            ),
+            // Requests are applied as they are read: none is ever outstanding.
+            ("outstanding_requests", "0".into()),
+            ("znode_count", (core.node_count() + 1).to_string()),
+            ("watch_count", core.watch_count().to_string()),
+            ("ephemerals_count", core.ephemerals_count().to_string()),
+            (
+                "approximate_data_size",
+                core.approximate_data_size().to_string(),
+            ),
+        ];
+        if let Some((open, max_fds)) = file_descriptors() {
+            lines.push(("open_file_descriptor_count", open.to_string()));
+            lines.push(("max_file_descriptor_count", max_fds.to_string()));
+        }
+        lines.extend([
+            ("uptime", shared.uptime().as_millis().to_string()),
+            ("global_sessions", sessions.to_string()),
+            // Standalone servers have no local sessions.
+            ("local_sessions", "0".into()),
+            ("watch_bytes", metrics.watch_bytes.to_string()),
+            ("last_zxid", core.last_zxid().to_string()),
+        ]);
+        for (key, value) in lines {
+            writeln!(out, "zk_{key}\t{value}")?;
+        }
+        // Watch triggers, as ZooKeeper's AvgMinMaxCounter summaries print them.
+        for (name, summary) in [
+            ("node_created_watch_count", metrics.node_created_triggers),
+            ("node_deleted_watch_count", metrics.node_deleted_triggers),
+            ("node_changed_watch_count", metrics.node_changed_triggers),
+            ("node_children_watch_count", metrics.node_children_triggers),
+        ] {
+            writeln!(out, "zk_avg_{name}\t{}", java_double(summary.avg()))?;
+            writeln!(out, "zk_min_{name}\t{}", summary.min)?;
+            writeln!(out, "zk_max_{name}\t{}", summary.max)?;
+            writeln!(out, "zk_cnt_{name}\t{}", summary.count)?;
+            writeln!(out, "zk_sum_{name}\t{}", summary.sum)?;
+        }
+        Ok(())
+    })
 }
 
 /// A double as Java's `Double.toString` prints the small values mntr shows: `0.0`, `1.5`.
@@ -320,7 +318,7 @@ fn file_descriptors() -> Option<(usize, u64)> {
 }
 
 fn write_dump(shared: &Shared, out: &mut String) -> std::fmt::Result {
-    let sessions = shared.core.lock().sessions();
+    let sessions = shared.query(|core| core.sessions());
     writeln!(out, "SessionTracker dump:")?;
     let mut buckets = std::collections::BTreeMap::<u64, Vec<i64>>::new();
     for s in &sessions {
@@ -353,10 +351,11 @@ fn write_dump(shared: &Shared, out: &mut String) -> std::fmt::Result {
     writeln!(out, "Connections dump:")?;
     let conns = shared.connection_stats();
     writeln!(out, "Connections Sets (1)/({}):", conns.len())?;
-    let core = shared.core.lock();
-    for (id, conn) in conns {
-        let session = core.connection_session(id).unwrap_or(0);
-        writeln!(out, "\tip: /{} sessionId: 0x{session:x}", conn.peer)?;
-    }
-    Ok(())
+    shared.query(|core| {
+        for (id, conn) in conns {
+            let session = core.connection_session(id).unwrap_or(0);
+            writeln!(out, "\tip: /{} sessionId: 0x{session:x}", conn.peer)?;
+        }
+        Ok(())
+    })
 }

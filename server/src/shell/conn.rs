@@ -45,10 +45,7 @@ pub(super) async fn run(
     kill: CancellationToken,
 ) {
     let peer = stats.peer;
-    shared
-        .core
-        .lock()
-        .open_connection(id, ConnInfo { addr: peer.ip() });
+    shared.with_core(|core, _| core.open_connection(id, ConnInfo { addr: peer.ip() }));
     let mut framed = Framed::new(socket, FrameCodec::server(shared.config.max_buffer));
     let mut connected = false;
     // The silence allowed: the handshake limit, then the session's timeout, which is fixed for
@@ -66,7 +63,7 @@ pub(super) async fn run(
             // A frozen session's connection neither reads nor writes until thawed.
             freeze.borrow_and_update();
             let frozen = if shared.frozen.any() {
-                let session = shared.core.lock().connection_session(id);
+                let session = shared.query(|core| core.connection_session(id));
                 session.filter(|s| shared.frozen.contains(*s))
             } else {
                 None
@@ -122,7 +119,7 @@ pub(super) async fn run(
                             // held, and nothing behind it read, until the thaw.
                             if shared.frozen.any() {
                                 let session = if connected {
-                                    shared.core.lock().connection_session(id)
+                                    shared.query(|core| core.connection_session(id))
                                 } else {
                                     decode_from::<ConnectRequest>(&payload).ok().map(|r| r.session_id)
                                 };
@@ -138,17 +135,17 @@ pub(super) async fn run(
                                 // Only fault rules need the session; spare the hot path a
                                 // second turn of the core lock when there are none.
                                 let session = if shared.faults.any() {
-                                    shared.core.lock().connection_session(id)
+                                    shared.query(|core| core.connection_session(id))
                                 } else {
                                     None
                                 };
                                 match shared.faults.matching(session, &payload) {
-                                    None => shared.with_core(|core, now| core.request(id, &payload, now)),
+                                    None => shared.apply(|core, now| core.request(id, &payload, now)),
                                     Some(fault) => draining = apply_fault(&shared, id, &payload, fault),
                                 }
                             } else {
                                 connected = true;
-                                shared.with_core(|core, now| core.connect(id, &payload, now));
+                                shared.apply(|core, now| core.connect(id, &payload, now));
                                 // A new session may expire before anything the ticker waits for.
                                 shared.wake_ticker();
                                 idle = idle_timeout(&shared, id);
@@ -175,11 +172,10 @@ pub(super) async fn run(
 
 /// How long the connection may stay silent: its session's timeout, or the handshake limit.
 fn idle_timeout(shared: &Shared, id: ConnId) -> Duration {
-    let timeout = {
-        let core = shared.core.lock();
+    let timeout = shared.query(|core| {
         core.connection_session(id)
             .and_then(|s| core.session_timeout(s))
-    };
+    });
     timeout
         .map(|ms| Duration::from_millis(ms.max(1) as u64))
         .unwrap_or(HANDSHAKE_IDLE)

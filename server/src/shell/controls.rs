@@ -37,13 +37,13 @@ impl ServerHandle {
     /// next contact (a reconnect answered as expired). An unknown session is ignored.
     pub fn expire_session(&self, session: SessionId) {
         self.shared
-            .with_core(|core, now| core.expire_session(session, now));
+            .apply(|core, now| core.expire_session(session, now));
     }
 
     /// The sessions the server knows, by id, with their ephemerals and the watches of their
     /// current connection.
     pub fn sessions(&self) -> Vec<SessionInfo> {
-        self.shared.core.lock().sessions()
+        self.shared.query(|core| core.sessions())
     }
 
     /// One session, if the server knows it.
@@ -59,18 +59,17 @@ impl ServerHandle {
     /// # Errors
     /// [`ControlError::UnknownSession`] or [`ControlError::NotConnected`].
     pub fn close_connection(&self, session: SessionId) -> Result<(), ControlError> {
-        let mut core = self.shared.core.lock();
-        if core.session_timeout(session).is_none() {
-            return Err(ControlError::UnknownSession(session));
-        }
-        let conn = core
-            .session_connection(session)
-            .ok_or(ControlError::NotConnected(session))?;
-        core.close_connection(conn);
-        self.shared.kill(conn);
-        drop(core);
-        self.shared.core_changed.notify_waiters();
-        Ok(())
+        self.shared.with_core(|core, router| {
+            if core.session_timeout(session).is_none() {
+                return Err(ControlError::UnknownSession(session));
+            }
+            let conn = core
+                .session_connection(session)
+                .ok_or(ControlError::NotConnected(session))?;
+            core.close_connection(conn);
+            router.kill(conn);
+            Ok(())
+        })
     }
 
     /// Freezes a session, simulating a network partition between it and the server: its
@@ -86,7 +85,10 @@ impl ServerHandle {
     /// # Errors
     /// [`ControlError::UnknownSession`]: only a live session can be frozen.
     pub fn freeze_session(&self, session: SessionId) -> Result<(), ControlError> {
-        if self.shared.core.lock().session_timeout(session).is_none() {
+        if self
+            .shared
+            .query(|core| core.session_timeout(session).is_none())
+        {
             return Err(ControlError::UnknownSession(session));
         }
         self.shared.frozen.freeze(session);
@@ -144,10 +146,10 @@ impl ServerHandle {
     /// how a test waits for an expiry after `tokio::time::advance`.
     pub async fn wait_for(&self, mut pred: impl FnMut(&Core) -> bool) {
         loop {
-            let changed = self.shared.core_changed.notified();
+            let changed = self.shared.core_changed();
             tokio::pin!(changed);
             changed.as_mut().enable();
-            if pred(&self.shared.core.lock()) {
+            if self.shared.query(&mut pred) {
                 return;
             }
             changed.await;
@@ -162,7 +164,10 @@ impl ServerHandle {
     /// # Errors
     /// [`ControlError::NoNode`].
     pub fn set_sequence_counter(&self, parent: &str, value: i32) -> Result<(), ControlError> {
-        if self.shared.core.lock().set_sequence_counter(parent, value) {
+        if self
+            .shared
+            .with_core(|core, _| core.set_sequence_counter(parent, value))
+        {
             Ok(())
         } else {
             Err(ControlError::NoNode(parent.to_string()))
@@ -171,29 +176,29 @@ impl ServerHandle {
 
     /// The last zxid handed out.
     pub fn last_zxid(&self) -> i64 {
-        self.shared.core.lock().last_zxid()
+        self.shared.query(|core| core.last_zxid())
     }
 
     /// Sets the last zxid; the next write takes the one after. Clients that saw a higher zxid
     /// are refused (§2.4 step 2); see also [`crate::ServerBuilder::initial_zxid`].
     pub fn set_last_zxid(&self, zxid: i64) {
-        self.shared.core.lock().set_last_zxid(zxid);
+        self.shared.with_core(|core, _| core.set_last_zxid(zxid));
     }
 
     /// Every node with its Stat and data length, sorted by path.
     pub fn dump_tree(&self) -> Vec<NodeInfo> {
-        self.shared.core.lock().dump_tree()
+        self.shared.query(|core| core.dump_tree())
     }
 
     /// Both watch tables: every registration with its path, table, mode and session.
     pub fn dump_watches(&self) -> Vec<WatchInfo> {
-        self.shared.core.lock().dump_watches()
+        self.shared.query(|core| core.dump_watches())
     }
 
     /// Watch notifications delivered so far (after ACL filtering, one per connection per
     /// trigger), by event type and by receiving session.
     pub fn notification_counts(&self) -> NotificationCounts {
-        self.shared.core.lock().notification_counts()
+        self.shared.query(|core| core.notification_counts())
     }
 
     /// Runs a four-letter word as if a client had sent it, whitelist or not; for tests and
@@ -204,6 +209,6 @@ impl ServerHandle {
 
     /// Runs `f` with the core locked, for inspection. Do not hold on to anything it borrows.
     pub fn inspect<T>(&self, f: impl FnOnce(&Core) -> T) -> T {
-        f(&self.shared.core.lock())
+        self.shared.query(f)
     }
 }

@@ -248,59 +248,56 @@ impl FaultRules {
 }
 
 /// Applies (or not) one request under a fault, routing what results while the core lock is
-/// held, as [`Shared::with_core`] does. Returns true when the connection is now closing: its
-/// task must read no further request.
+/// held, as for any request. Returns true when the connection is now closing: its task must
+/// read no further request.
 pub(crate) fn apply_fault(shared: &Shared, conn: ConnId, payload: &[u8], fault: Fault) -> bool {
-    let mut core = shared.core.lock();
-    let now = shared.clock.now();
-    let closing = match fault {
-        Fault::Reject(code) => {
-            let actions = core.reply_error(conn, payload, code, now);
-            shared.route(actions);
-            false
-        }
-        Fault::DropBeforeApply => {
-            core.close_connection(conn);
-            shared.route_outbound(vec![(conn, Outbound::Close)]);
-            true
-        }
-        Fault::ApplyThenDrop => {
-            let mut routed: Vec<_> = core
-                .request(conn, payload, now)
-                .into_iter()
-                .map(Outbound::from_action)
-                .collect();
-            // The reply and everything after it for this connection go; the notifications
-            // this request raised for it (before its reply) stay.
-            if let Some(at) = reply_index(&routed, conn) {
-                let mut i = 0;
-                routed.retain(|(c, _)| {
-                    i += 1;
-                    *c != conn || i - 1 < at
-                });
+    shared.with_core(|core, router| {
+        let now = shared.clock.now();
+        match fault {
+            Fault::Reject(code) => {
+                router.route(core.reply_error(conn, payload, code, now));
+                false
             }
-            routed.retain(|(c, o)| *c != conn || !matches!(o, Outbound::Close));
-            routed.push((conn, Outbound::Close));
-            core.close_connection(conn);
-            shared.route_outbound(routed);
-            true
-        }
-        Fault::Delay(delay) => {
-            let mut routed: Vec<_> = core
-                .request(conn, payload, now)
-                .into_iter()
-                .map(Outbound::from_action)
-                .collect();
-            if let Some(at) = reply_index(&routed, conn) {
-                routed.insert(at, (conn, Outbound::Delay(Instant::now() + delay)));
+            Fault::DropBeforeApply => {
+                core.close_connection(conn);
+                router.route_outbound(vec![(conn, Outbound::Close)]);
+                true
             }
-            shared.route_outbound(routed);
-            false
+            Fault::ApplyThenDrop => {
+                let mut routed: Vec<_> = core
+                    .request(conn, payload, now)
+                    .into_iter()
+                    .map(Outbound::from_action)
+                    .collect();
+                // The reply and everything after it for this connection go; the notifications
+                // this request raised for it (before its reply) stay.
+                if let Some(at) = reply_index(&routed, conn) {
+                    let mut i = 0;
+                    routed.retain(|(c, _)| {
+                        i += 1;
+                        *c != conn || i - 1 < at
+                    });
+                }
+                routed.retain(|(c, o)| *c != conn || !matches!(o, Outbound::Close));
+                routed.push((conn, Outbound::Close));
+                core.close_connection(conn);
+                router.route_outbound(routed);
+                true
+            }
+            Fault::Delay(delay) => {
+                let mut routed: Vec<_> = core
+                    .request(conn, payload, now)
+                    .into_iter()
+                    .map(Outbound::from_action)
+                    .collect();
+                if let Some(at) = reply_index(&routed, conn) {
+                    routed.insert(at, (conn, Outbound::Delay(Instant::now() + delay)));
+                }
+                router.route_outbound(routed);
+                false
+            }
         }
-    };
-    drop(core);
-    shared.core_changed.notify_waiters();
-    closing
+    })
 }
 
 /// Where this connection's reply is among the routed frames: its last frame that is not a

@@ -32,7 +32,9 @@ pub(super) async fn accept_loop(
             Ok((socket, peer)) => {
                 let (tx, rx) = mpsc::unbounded_channel();
                 let kill = shutdown.child_token();
-                let Some((id, stats)) = shared.register(peer, tx, kill.clone()) else {
+                let Some((id, stats)) =
+                    shared.register(peer, shared.config.max_client_cnxns, tx, kill.clone())
+                else {
                     tracing::warn!(%peer, "too many connections from this address; closing");
                     drop(socket);
                     continue;

@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
+use tokio::sync::futures::Notified;
 use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -58,57 +59,31 @@ struct ConnEntry {
     kill: CancellationToken,
 }
 
-/// State shared by every task of one server.
-pub(crate) struct Shared {
-    pub(crate) core: Mutex<Core>,
+/// The table of live connections, and the routing of actions onto their queues.
+///
+/// Routing methods are reached only through [`Shared::with_core`], so that they run under the
+/// core lock; the table's own lock is taken inside it, never around it.
+pub(crate) struct Router {
     conns: Mutex<HashMap<ConnId, ConnEntry>>,
     next_conn: AtomicU64,
-    pub(crate) config: Config,
-    pub(crate) stats: ServerStats,
-    pub(crate) clock: Clock,
-    /// Wakes the ticker when a deadline may have moved earlier.
-    pub(super) ticker: Notify,
-    started: Instant,
-    /// Fault rules matched per request.
-    pub(super) faults: FaultRules,
-    /// Frozen sessions, whose connections neither read nor write.
-    pub(super) frozen: FrozenSessions,
-    /// Notified (all waiters) after every change of the core.
-    pub(super) core_changed: Notify,
 }
 
-impl Shared {
-    /// The shared state of a server whose core starts as `core`.
-    pub(super) fn new(config: Config, core: Core, clock: Clock) -> Shared {
-        Shared {
-            core: Mutex::new(core),
+impl Router {
+    fn new() -> Router {
+        Router {
             conns: Mutex::new(HashMap::new()),
             next_conn: AtomicU64::new(1),
-            config,
-            stats: ServerStats::default(),
-            clock,
-            ticker: Notify::new(),
-            started: Instant::now(),
-            faults: FaultRules::new(),
-            frozen: FrozenSessions::new(),
-            core_changed: Notify::new(),
         }
     }
 
-    /// Runs `f` on the core under its lock, and routes the actions it returns before unlocking.
-    pub(crate) fn with_core(&self, f: impl FnOnce(&mut Core, Now) -> Vec<Action>) {
-        let mut core = self.core.lock();
-        let actions = f(&mut core, self.clock.now());
-        self.route(actions);
-        drop(core);
-        self.core_changed.notify_waiters();
-    }
-
-    pub(super) fn route(&self, actions: Vec<Action>) {
+    /// Pushes the core's actions onto the queues of the connections they are for.
+    pub(crate) fn route(&self, actions: Vec<Action>) {
         self.route_outbound(actions.into_iter().map(Outbound::from_action).collect());
     }
 
-    pub(super) fn route_outbound(&self, routed: Vec<(ConnId, Outbound)>) {
+    /// Pushes messages onto the queues of the connections they are for, in order; those for a
+    /// connection that is gone are dropped.
+    pub(crate) fn route_outbound(&self, routed: Vec<(ConnId, Outbound)>) {
         if routed.is_empty() {
             return;
         }
@@ -125,32 +100,103 @@ impl Shared {
         }
     }
 
-    /// Drops a connection's socket at once, without writing anything more to it.
-    pub(super) fn kill(&self, conn: ConnId) {
+    /// Drops a connection's stream at once, without writing anything more to it.
+    pub(crate) fn kill(&self, conn: ConnId) {
         if let Some(entry) = self.conns.lock().get(&conn) {
             entry.kill.cancel();
         }
     }
 
-    /// Registers a new connection, or refuses it over the per-IP limit (`maxClientCnxns`).
+    fn remove(&self, conn: ConnId) {
+        self.conns.lock().remove(&conn);
+    }
+}
+
+/// State shared by every task of one server.
+///
+/// The core is behind a private lock: [`Shared::with_core`] for changes, whose actions are
+/// routed before the lock is released, and [`Shared::query`] for reads. Nothing else touches
+/// the lock, and neither method can hold it across an `.await` (their closures are
+/// synchronous).
+pub(crate) struct Shared {
+    core: Mutex<Core>,
+    router: Router,
+    pub(crate) config: Config,
+    pub(crate) stats: ServerStats,
+    pub(crate) clock: Clock,
+    /// Wakes the ticker when a deadline may have moved earlier.
+    pub(super) ticker: Notify,
+    started: Instant,
+    /// Fault rules matched per request.
+    pub(super) faults: FaultRules,
+    /// Frozen sessions, whose connections neither read nor write.
+    pub(super) frozen: FrozenSessions,
+    /// Notified (all waiters) after every change of the core.
+    core_changed: Notify,
+}
+
+impl Shared {
+    /// The shared state of a server whose core starts as `core`.
+    pub(super) fn new(config: Config, core: Core, clock: Clock) -> Shared {
+        Shared {
+            core: Mutex::new(core),
+            router: Router::new(),
+            config,
+            stats: ServerStats::default(),
+            clock,
+            ticker: Notify::new(),
+            started: Instant::now(),
+            faults: FaultRules::new(),
+            frozen: FrozenSessions::new(),
+            core_changed: Notify::new(),
+        }
+    }
+
+    /// Runs `f` on the core under its lock, with the router to route what it produces while
+    /// the lock is still held; then wakes everything waiting on a change of the core.
+    pub(crate) fn with_core<T>(&self, f: impl FnOnce(&mut Core, &Router) -> T) -> T {
+        let mut core = self.core.lock();
+        let out = f(&mut core, &self.router);
+        drop(core);
+        self.core_changed.notify_waiters();
+        out
+    }
+
+    /// Calls the core with the current time and routes the actions it returns, under the lock.
+    pub(crate) fn apply(&self, f: impl FnOnce(&mut Core, Now) -> Vec<Action>) {
+        self.with_core(|core, router| router.route(f(core, self.clock.now())));
+    }
+
+    /// Reads the core under its lock.
+    pub(crate) fn query<T>(&self, f: impl FnOnce(&Core) -> T) -> T {
+        f(&self.core.lock())
+    }
+
+    /// Resolves after the next change of the core (see [`Shared::with_core`]).
+    pub(super) fn core_changed(&self) -> Notified<'_> {
+        self.core_changed.notified()
+    }
+
+    /// Registers a new connection, or refuses it when `per_ip_limit` (0 for none) connections
+    /// from the same address are already open.
     pub(super) fn register(
         &self,
         peer: SocketAddr,
+        per_ip_limit: usize,
         tx: mpsc::UnboundedSender<Outbound>,
         kill: CancellationToken,
     ) -> Option<(ConnId, Arc<ConnStats>)> {
-        let mut conns = self.conns.lock();
-        let limit = self.config.max_client_cnxns;
-        if limit > 0 {
+        let mut conns = self.router.conns.lock();
+        if per_ip_limit > 0 {
             let same_ip = conns
                 .values()
                 .filter(|c| c.stats.peer.ip() == peer.ip())
                 .count();
-            if same_ip >= limit {
+            if same_ip >= per_ip_limit {
                 return None;
             }
         }
-        let id = self.next_conn.fetch_add(1, Relaxed);
+        let id = self.router.next_conn.fetch_add(1, Relaxed);
         let stats = Arc::new(ConnStats::new(peer, self.clock.now().wall_ms));
         conns.insert(
             id,
@@ -165,14 +211,16 @@ impl Shared {
 
     /// Forgets a connection whose task has ended, in the core and in the table.
     pub(super) fn unregister(&self, conn: ConnId) {
-        self.core.lock().close_connection(conn);
-        self.conns.lock().remove(&conn);
-        self.core_changed.notify_waiters();
+        self.with_core(|core, router| {
+            core.close_connection(conn);
+            router.remove(conn);
+        });
     }
 
     /// Every live connection's counters, by id.
     pub(crate) fn connection_stats(&self) -> Vec<(ConnId, Arc<ConnStats>)> {
         let mut all: Vec<_> = self
+            .router
             .conns
             .lock()
             .iter()

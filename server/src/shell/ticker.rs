@@ -14,7 +14,7 @@ use super::router::Shared;
 /// Calls the core's `tick` at its next deadline: session expiry and container/TTL reaping.
 pub(super) async fn tick_loop(shared: Arc<Shared>, shutdown: CancellationToken) {
     loop {
-        let deadline = shared.core.lock().next_deadline();
+        let deadline = shared.query(|core| core.next_deadline());
         let sleep = async {
             match deadline {
                 Some(at) => tokio::time::sleep_until(shared.clock.instant_at(at)).await,
@@ -24,7 +24,7 @@ pub(super) async fn tick_loop(shared: Arc<Shared>, shutdown: CancellationToken) 
         tokio::select! {
             _ = shutdown.cancelled() => return,
             _ = shared.ticker.notified() => continue,
-            _ = sleep => shared.with_core(|core, now| core.tick(now)),
+            _ = sleep => shared.apply(|core, now| core.tick(now)),
         }
     }
 }
