@@ -32,13 +32,8 @@ pub(super) fn reply(xid: i32, zxid: i64, err: ErrorCode, body: Option<&Response>
 }
 
 impl Core {
-    /// Any later frame payload of a connection that completed connect().
-    /// Returns notifications (to any connections, including this one) then this request's
-    /// reply, in delivery order; Close(conn) after the reply for unknown opcodes (§4.1), auth
-    /// failure (§12.5), closeSession (§13.4); nothing at all for requests on an unknown/closing
-    /// session (§13.1) or for createSession (-10). Header undecodable (payload < 8 bytes) →
-    /// [Close(conn)].
-    pub fn request(&mut self, conn: ConnId, payload: &[u8], now: Now) -> Vec<Action> {
+    /// Answers a request payload; see [`Core::request`] for the actions it returns.
+    pub(super) fn dispatch(&mut self, conn: ConnId, payload: &[u8], now: Now) -> Vec<Action> {
         let mut body = payload;
         let Ok(header) = RequestHeader::decode(&mut body) else {
             self.drop_conn(conn);

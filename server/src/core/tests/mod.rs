@@ -3,8 +3,8 @@
 
 mod acl_auth;
 mod basics;
+mod controls;
 mod errors;
-mod harness;
 mod multi;
 mod props;
 mod reaper;

@@ -1,5 +1,5 @@
-//! What test harnesses read from the core: watch-trigger summaries with ZooKeeper's mntr
-//! meaning, delivered-notification counts, sessions with their watches, the tree and watch
+//! The core's test controls and the views they read: watch-trigger summaries with ZooKeeper's
+//! mntr meaning, delivered-notification counts, sessions with their watches, the tree and watch
 //! dumps, request peeks, and rejected requests.
 
 use shepherd_protocol::{

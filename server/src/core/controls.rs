@@ -1,0 +1,91 @@
+//! The core's test controls: what a test or fault harness does to the core beyond ordinary
+//! inputs, and the full dumps it checks against.
+//!
+//! Invariants: nothing here changes the semantics of a request. The setters only move
+//! counters a long-running server would reach on its own (the last zxid, a create counter), so
+//! that edge cases can be reached in a test; `reply_error` answers a request without applying
+//! it and only touches the session, as any request would; the dumps are read-only.
+
+use shepherd_protocol::{Codec, ErrorCode, RequestHeader};
+
+use super::dispatch::reply;
+use super::views::{NodeInfo, WatchInfo, WatchKind};
+use super::{Action, ConnId, Core, Now};
+
+/// # Test controls
+///
+/// Reaching states that would take a long run to reach, rejecting a request as a fault rule
+/// says, and dumping the whole tree or every watch.
+impl Core {
+    /// Sets the last zxid (test harnesses: e.g. to exercise the lastZxidSeen refusal).
+    pub fn set_last_zxid(&mut self, zxid: i64) {
+        self.zxid = zxid;
+    }
+
+    /// Sets a node's create counter C, which names its next sequential child (§8.1) and shows
+    /// in its cversion. False if the node does not exist.
+    pub fn set_sequence_counter(&mut self, path: &str, value: i32) -> bool {
+        self.tree.get_mut(path).map(|n| n.creates = value).is_some()
+    }
+
+    /// Every node with its Stat, sorted by path (`/zookeeper` and its children included).
+    pub fn dump_tree(&self) -> Vec<NodeInfo> {
+        let mut nodes: Vec<NodeInfo> = self
+            .tree
+            .iter()
+            .map(|(path, node)| NodeInfo {
+                path: path.clone(),
+                stat: node.stat(),
+                data_len: node.data.as_ref().map_or(0, Vec::len),
+            })
+            .collect();
+        nodes.sort_by(|a, b| a.path.cmp(&b.path));
+        nodes
+    }
+
+    /// Both watch tables, every registration, sorted by path, table, mode, session.
+    pub fn dump_watches(&self) -> Vec<WatchInfo> {
+        let mut all: Vec<WatchInfo> = [
+            (WatchKind::Data, &self.data_watches),
+            (WatchKind::Child, &self.child_watches),
+        ]
+        .into_iter()
+        .flat_map(|(kind, table)| {
+            table.entries().map(move |(conn, path, mode)| WatchInfo {
+                path: path.to_string(),
+                kind,
+                mode: mode.into(),
+                session: self.connection_session(conn),
+                conn,
+            })
+        })
+        .collect();
+        all.sort();
+        all
+    }
+
+    /// Answers a request with `err` without applying it (a fault harness's rejection): the
+    /// header alone, with the request's xid and the current zxid, none taken. The session is
+    /// touched as by any request. Like [`Core::request`], a request on a session that is gone
+    /// gets nothing, and an undecodable header closes the connection.
+    pub fn reply_error(
+        &mut self,
+        conn: ConnId,
+        payload: &[u8],
+        err: ErrorCode,
+        now: Now,
+    ) -> Vec<Action> {
+        let Ok(header) = RequestHeader::decode(&mut &payload[..]) else {
+            self.drop_conn(conn);
+            return vec![Action::Close(conn)];
+        };
+        let Some(session) = self
+            .connection_session(conn)
+            .filter(|s| self.sessions.get(*s).is_some())
+        else {
+            return Vec::new();
+        };
+        self.sessions.touch(session, now.mono_ms);
+        vec![Action::Send(conn, reply(header.xid, self.zxid, err, None))]
+    }
+}

@@ -1,0 +1,80 @@
+//! The core's inputs: everything that happens to the server enters through one of these
+//! methods, and what the server does about it comes back as the ordered [`Action`]s to carry
+//! out.
+//!
+//! This file is the public surface; the work is done next to each concept: the handshake in
+//! `handshake.rs`, requests in `dispatch.rs`, forgetting connections and ending sessions in
+//! `teardown.rs`, the reaper in `reaper.rs`.
+//!
+//! Invariants: each call runs to completion before the next (one total order, §3.3); the
+//! actions it returns are in delivery order, notifications before the reply that reveals their
+//! change (§9.6), and a `Close` is the last action for its connection, which the core has
+//! already forgotten.
+
+use shepherd_protocol::Id;
+
+use super::{Action, Conn, ConnId, ConnInfo, Core, Now, SessionId, acl};
+
+/// # Inputs
+///
+/// A connection opens, sends its ConnectRequest and then requests, and closes; time passes.
+/// The shell calls these in the order they happen and carries out the actions they return.
+impl Core {
+    /// A TCP connection was accepted (gives the connection its `ip:<addr>` identity).
+    pub fn open_connection(&mut self, conn: ConnId, info: ConnInfo) {
+        let ip = Id::new("ip", acl::java_host_address(info.addr));
+        self.conns.insert(
+            conn,
+            Conn {
+                session: None,
+                identities: vec![ip],
+            },
+        );
+    }
+
+    /// The first frame payload of a connection (ConnectRequest bytes, no length prefix).
+    /// Returns the actions: Send(conn, ConnectResponse payload) [+ Close(conn) for an invalid
+    /// session (§2.4c)], Close(old_conn) first for any other connection bound to that session
+    /// (§2.4a), or only Close(conn) (no reply) when undecodable or lastZxidSeen > last zxid
+    /// (§2.4 step 2).
+    pub fn connect(&mut self, conn: ConnId, payload: &[u8], now: Now) -> Vec<Action> {
+        self.handshake(conn, payload, now)
+    }
+
+    /// Any later frame payload of a connection that completed connect().
+    /// Returns notifications (to any connections, including this one) then this request's
+    /// reply, in delivery order; Close(conn) after the reply for unknown opcodes (§4.1), auth
+    /// failure (§12.5), closeSession (§13.4); nothing at all for requests on an unknown/closing
+    /// session (§13.1) or for createSession (-10). Header undecodable (payload < 8 bytes) →
+    /// [Close(conn)].
+    pub fn request(&mut self, conn: ConnId, payload: &[u8], now: Now) -> Vec<Action> {
+        self.dispatch(conn, payload, now)
+    }
+
+    /// The socket is gone. Drop the connection's watches and identities; the session lives on.
+    pub fn close_connection(&mut self, conn: ConnId) {
+        self.drop_conn(conn);
+    }
+
+    /// Expire due sessions (tick buckets, §13.1-13.2: closeSession txn takes one zxid,
+    /// ephemerals deleted with their events, Close(conn) for a still-connected socket with no
+    /// reply) and reap containers / TTL nodes (§8.3, §8.4, every container_check_interval_ms,
+    /// rate-limited by container_max_per_minute; each reap is a deleteContainer txn taking a
+    /// zxid and firing events).
+    pub fn tick(&mut self, now: Now) -> Vec<Action> {
+        let mut out = Vec::new();
+        for id in self.sessions.due(now.mono_ms) {
+            self.end_session(id, now, true, &mut out);
+        }
+        self.reap_if_due(now, &mut out);
+        out
+    }
+
+    /// Expire a session immediately, exactly as a timeout would (for test harnesses). Returns
+    /// the actions.
+    pub fn expire_session(&mut self, session: SessionId, now: Now) -> Vec<Action> {
+        let mut out = Vec::new();
+        self.end_session(session, now, true, &mut out);
+        out
+    }
+}
