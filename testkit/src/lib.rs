@@ -1,0 +1,38 @@
+//! The one test kit of the Shepherd workspace: everything a test needs besides the code under
+//! test, written once.
+//!
+//! * [`servers`]: the servers a test body runs against (the embedded Shepherd server always,
+//!   real ZooKeeper too when `SHEPHERD_REAL_ZK=host:port` is set), and how to end a session on
+//!   either ([`TestServer::expire`]).
+//! * [`unique`]: a path no other test or earlier run uses.
+//! * [`WAIT`], [`within`], [`try_within`], [`wait_state`]: every wait is bounded and waits for an
+//!   event, never for time to pass.
+//! * [`connect`] and friends: shepherd-client sessions and the child-listing waits built on them.
+//! * [`Proxy`]: a loopback TCP proxy that can cut, hold, blackhole or pause connections, or cut
+//!   one right after a chosen request reached the server.
+//! * [`Peer`]: a raw wire peer speaking hand-built frames (through `shepherd-protocol`'s
+//!   records) over a socket or any in-memory stream.
+//!
+//! This crate is never published; it is a dev-dependency of the workspace's test suites. It
+//! panics freely: a failed setup step is a failed test.
+
+mod client;
+mod expiry;
+mod four_letter;
+mod frame;
+mod paths;
+mod peer;
+mod proxy;
+mod requests;
+mod servers;
+mod wait;
+
+pub use client::{SESSION_TIMEOUT, children, connect, connect_with, settle, wait_children};
+pub use expiry::take_over_and_close;
+pub use four_letter::four_letter_word;
+pub use paths::unique;
+pub use peer::{Peer, hello, reply_header};
+pub use proxy::{CutAfter, Proxy};
+pub use requests::{create, exists, get_data, set_data};
+pub use servers::{TestServer, embedded, embedded_builder, real_zookeeper, servers};
+pub use wait::{Hang, WAIT, bounded, try_within, wait_state, within};

@@ -1,0 +1,84 @@
+//! The servers a test body runs against: the embedded Shepherd server always, and real
+//! ZooKeeper as well when `SHEPHERD_REAL_ZK=host:port` is set (`source .ci/real-zk.sh` starts
+//! one and sets it).
+//!
+//! Invariant: the embedded server is configured as `.ci/real-zk.sh` configures real ZooKeeper
+//! (tickTime 2000, TTL nodes enabled, every four-letter word, the container and TTL reaper every
+//! second), so that one test body holds on both. Each call to [`servers`] starts a fresh embedded
+//! server; real ZooKeeper is shared by every test and run, hence [`unique`](crate::unique).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use shepherd_server::{Server, ServerBuilder, ServerHandle};
+
+/// A server to test against.
+#[derive(Clone, Debug)]
+pub struct TestServer {
+    /// `"shepherd"` or `"zookeeper"`, for messages.
+    pub name: &'static str,
+    /// `host:port` (no chroot).
+    pub connect: String,
+    /// The embedded server (`None` for real ZooKeeper). Shared, so that a test may hand a copy
+    /// of its server to a task.
+    embedded: Option<Arc<ServerHandle>>,
+}
+
+impl TestServer {
+    /// The embedded server's handle, with its test controls; `None` on real ZooKeeper.
+    pub fn embedded(&self) -> Option<&ServerHandle> {
+        self.embedded.as_deref()
+    }
+
+    /// Stops the embedded server (real ZooKeeper is left running).
+    pub async fn shutdown(&self) {
+        if let Some(server) = &self.embedded {
+            server.shutdown().await;
+        }
+    }
+}
+
+/// Real ZooKeeper's connect string, when `SHEPHERD_REAL_ZK` names one.
+pub fn real_zookeeper() -> Option<String> {
+    std::env::var("SHEPHERD_REAL_ZK")
+        .ok()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+}
+
+/// A builder for the embedded server, configured like `.ci/real-zk.sh`'s ZooKeeper.
+pub fn embedded_builder() -> ServerBuilder {
+    Server::builder()
+        .tick_time(Duration::from_millis(2000))
+        .all_four_letter_words()
+        .container_check_interval(Duration::from_secs(1))
+        .with_config(|config| config.core.extended_types_enabled = true)
+}
+
+/// A fresh embedded server, as a [`TestServer`].
+pub async fn embedded() -> TestServer {
+    let server = embedded_builder()
+        .start()
+        .await
+        .expect("the embedded server starts");
+    TestServer {
+        name: "shepherd",
+        connect: server.connect_string(),
+        embedded: Some(Arc::new(server)),
+    }
+}
+
+/// Every server a test body runs against: a fresh embedded Shepherd server first, then real
+/// ZooKeeper if `SHEPHERD_REAL_ZK` is set (a note on stderr says so when it is not).
+pub async fn servers() -> Vec<TestServer> {
+    let mut out = vec![embedded().await];
+    match real_zookeeper() {
+        Some(connect) => out.push(TestServer {
+            name: "zookeeper",
+            connect,
+            embedded: None,
+        }),
+        None => eprintln!("note: SHEPHERD_REAL_ZK is not set; skipping the real ZooKeeper runs"),
+    }
+    out
+}
