@@ -1,13 +1,11 @@
 //! Every operation against every test server: results, errors, chroot.
 
-mod support;
-
 use std::time::Duration;
 
 use shepherd_client::{
     Acl, Client, CreateMode, CreateOptions, Error, ErrorCode, Id, ReadResult, WriteResult, perms,
 };
-use support::{connect, servers, unique};
+use shepherd_testkit::{connect, servers, unique, within};
 
 async fn root(client: &Client, name: &str) -> String {
     let root = unique(name);
@@ -362,7 +360,7 @@ async fn chroot_prefixes_and_strips() {
             .set_data(&format!("{root}/b"), b"y", None)
             .await
             .unwrap();
-        assert_eq!(support::within("event", watcher).await.unwrap().path, "/b");
+        assert_eq!(within("event", watcher).await.unwrap().path, "/b");
 
         // getConfig ignores the chroot.
         assert_eq!(

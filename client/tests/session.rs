@@ -1,14 +1,12 @@
 //! Sessions across connections: resume after a cut, silence detection, connection loss,
 //! expiry, close, auth failure, pipelining and a bounded load test.
 
-mod support;
-
 use std::future::Future;
 use std::time::Duration;
 
 use futures_util::future::join_all;
 use shepherd_client::{Client, CreateOptions, Error, EventType, SessionState};
-use support::{Proxy, connect, servers, unique, wait_state, within};
+use shepherd_testkit::{Proxy, connect, servers, take_over_and_close, unique, wait_state, within};
 
 async fn via(proxy: &Proxy, timeout_ms: u64) -> Client {
     Client::builder()
@@ -40,14 +38,14 @@ async fn session_resumes_after_a_dropped_connection() {
 
         // Cut the connection and hold the reconnect while the node changes: setWatches must
         // report it from the last zxid seen.
-        proxy.pause(true);
-        proxy.kill_all();
+        proxy.hold();
+        proxy.cut_all();
         wait_state(&mut status, SessionState::Disconnected).await;
         other
             .create(&format!("{root}/later"), b"", &CreateOptions::persistent())
             .await
             .unwrap();
-        proxy.pause(false);
+        proxy.admit();
         let connected = wait_state(&mut status, SessionState::Connected).await;
         assert_eq!(connected.session_id, id, "{}", server.name);
         assert_eq!(zk.session_id(), id);
@@ -95,7 +93,7 @@ async fn in_flight_requests_fail_with_connection_loss() {
         within("request sent", swallowed.wait_for(|n| *n >= frame))
             .await
             .unwrap();
-        proxy.kill_all();
+        proxy.cut_all();
         let result = within("lost request", pending).await.unwrap();
         assert!(
             matches!(result, Err(Error::ConnectionLoss)),
@@ -152,16 +150,18 @@ async fn expiry_is_reported_and_final() {
 
         // A second client attaches to the same session (the server drops the first one's
         // connection) and closes it, while the first one's reconnect is held.
-        proxy.pause(true);
-        let thief = Client::builder()
-            .session(zk.session_id(), zk.session_password())
-            .connect(&server.connect)
-            .await
-            .unwrap();
-        assert_eq!(thief.session_id(), zk.session_id());
-        wait_state(&mut status, SessionState::Disconnected).await;
-        thief.close().await.unwrap();
-        proxy.pause(false);
+        let mut lost = zk.status_watch();
+        let disconnected = async move {
+            wait_state(&mut lost, SessionState::Disconnected).await;
+        };
+        take_over_and_close(
+            &server.connect,
+            zk.session_id(),
+            zk.session_password(),
+            &proxy,
+            disconnected,
+        )
+        .await;
 
         wait_state(&mut status, SessionState::Expired).await;
         assert!(

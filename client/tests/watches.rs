@@ -1,10 +1,8 @@
 //! One-shot and persistent watches: what fires, once, and before which reply.
 
-mod support;
-
 use futures_util::{FutureExt, StreamExt};
 use shepherd_client::{AddWatchMode, Client, CreateOptions, Error, EventType, WatcherType};
-use support::{connect, servers, unique, within};
+use shepherd_testkit::{connect, servers, unique, within};
 
 async fn root(client: &Client, name: &str) -> String {
     let root = unique(name);
