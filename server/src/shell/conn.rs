@@ -1,7 +1,13 @@
 //! One task per connection: it reads frames, hands them to the core, and writes what the core
 //! queued for this connection, in queue order.
 //!
-//! Rules enforced here rather than in the core, because they are about sockets:
+//! The task runs over any byte stream (`AsyncRead + AsyncWrite`): a TCP socket from the
+//! listener, or an in-memory pipe handed to `ServerHandle::serve_io`. Nothing here depends on
+//! which; the per-IP limit and the peer's address are settled at registration, before the task
+//! starts. The task ends when the peer closes, when the server shuts down, or when the
+//! connection is killed, and it always unregisters itself on the way out.
+//!
+//! Rules enforced here rather than in the core, because they are about the stream:
 //! * a frame length outside `0..=jute.maxbuffer` closes the connection with no reply (§1.3);
 //! * a four-letter word is recognized only as the first four bytes, answered as raw text, and
 //!   the connection closed (§14.1); the peer's half-close does not stop the answer;
@@ -12,6 +18,7 @@
 
 use std::collections::VecDeque;
 use std::io::IoSlice;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
@@ -19,12 +26,12 @@ use std::time::Duration;
 use bytes::{Buf, Bytes, BytesMut};
 use futures_util::StreamExt;
 use shepherd_protocol::{ConnectRequest, Frame, FrameCodec, decode_from};
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::codec::Framed;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use super::admin;
 use super::faults::apply_fault;
@@ -35,18 +42,44 @@ use crate::core::{ConnId, ConnInfo, SessionId};
 /// How long a connection may stay silent before its handshake (ZooKeeper: 10 s).
 const HANDSHAKE_IDLE: Duration = Duration::from_secs(10);
 
-pub(super) async fn run(
+/// Registers a connection over `io` from `peer` and spawns its task on `tasks`. Refused (false,
+/// and `io` dropped at once) when `per_ip_limit` (0 for none) connections from `peer`'s address
+/// are already open. Must be called within a tokio runtime.
+pub(super) fn spawn<S>(
+    shared: &Arc<Shared>,
+    tasks: &TaskTracker,
+    shutdown: &CancellationToken,
+    io: S,
+    peer: SocketAddr,
+    per_ip_limit: usize,
+) -> bool
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (tx, rx) = mpsc::unbounded_channel();
+    let kill = shutdown.child_token();
+    let Some((id, stats)) = shared.register(peer, per_ip_limit, tx, kill.clone()) else {
+        return false;
+    };
+    tasks.spawn(run(shared.clone(), id, io, rx, stats, kill));
+    true
+}
+
+/// The connection's task: reads and applies requests, writes what is queued for it.
+async fn run<S>(
     shared: Arc<Shared>,
     id: ConnId,
-    socket: TcpStream,
+    io: S,
     mut rx: mpsc::UnboundedReceiver<Outbound>,
     stats: Arc<ConnStats>,
     // Cancelled on shutdown and by the close_connection control.
     kill: CancellationToken,
-) {
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     let peer = stats.peer;
     shared.with_core(|core, _| core.open_connection(id, ConnInfo { addr: peer.ip() }));
-    let mut framed = Framed::new(socket, FrameCodec::server(shared.config.max_buffer));
+    let mut framed = Framed::new(io, FrameCodec::server(shared.config.max_buffer));
     let mut connected = false;
     // The silence allowed: the handshake limit, then the session's timeout, which is fixed for
     // the life of this connection (a reattach with a new timeout comes on a new connection).
@@ -103,9 +136,9 @@ pub(super) async fn run(
                     match frame? {
                         Frame::FourLetterWord(word) => {
                             let text = admin::answer(&shared, word);
-                            let socket = framed.get_mut();
-                            socket.write_all(text.as_bytes()).await?;
-                            socket.shutdown().await?;
+                            let io = framed.get_mut();
+                            io.write_all(text.as_bytes()).await?;
+                            io.shutdown().await?;
                             return Ok(());
                         }
                         Frame::Payload(payload) => {
@@ -212,7 +245,7 @@ async fn wait_thawed(
 enum Written {
     /// Everything queued is written and flushed.
     Open,
-    /// A `Close` was reached (everything before it flushed, the socket shut down).
+    /// A `Close` was reached (everything before it flushed, the stream shut down).
     Closed,
     /// A delay marker was reached (everything before it flushed).
     Paused(Instant),
@@ -221,18 +254,18 @@ enum Written {
 /// Writes `first` and everything else already queued, then flushes; stops at a `Close` or at
 /// a delay marker that is still in the future.
 ///
-/// Frames go to the socket directly rather than through `Framed`'s sink, whose encoder would
+/// Frames go to the stream directly rather than through `Framed`'s sink, whose encoder would
 /// copy every payload into its write buffer once more: a herd's getChildren replies are tens of
 /// kilobytes each, and the core has already built each one in a buffer of its own. Only the
 /// read half of `framed` is used, so its (empty) write buffer cannot hold anything back.
-async fn write_queued(
-    framed: &mut Framed<TcpStream, FrameCodec>,
+async fn write_queued<S: AsyncRead + AsyncWrite + Unpin>(
+    framed: &mut Framed<S, FrameCodec>,
     rx: &mut mpsc::UnboundedReceiver<Outbound>,
     first: Outbound,
     stats: &ConnStats,
     shared: &Shared,
 ) -> std::io::Result<Written> {
-    let socket = framed.get_mut();
+    let io = framed.get_mut();
     let mut pending = Pending::default();
     let mut next = Some(first);
     let mut outcome = Written::Open;
@@ -244,7 +277,7 @@ async fn write_queued(
                 shared.stats.packets_sent.fetch_add(1, Relaxed);
                 pending.push(payload)?;
                 if pending.len >= Pending::HIGH_WATER {
-                    pending.write_to(socket).await?;
+                    pending.write_to(io).await?;
                 }
                 next = rx.try_recv().ok();
             }
@@ -261,15 +294,15 @@ async fn write_queued(
             }
         }
     }
-    pending.write_to(socket).await?;
-    socket.flush().await?;
+    pending.write_to(io).await?;
+    io.flush().await?;
     if matches!(outcome, Written::Closed) {
-        socket.shutdown().await?;
+        io.shutdown().await?;
     }
     Ok(outcome)
 }
 
-/// Length-prefixed frames on their way to the socket, written with `writev`: small frames (and
+/// Length-prefixed frames on their way to the stream, written with `writev` where it has one: small frames (and
 /// every length prefix) are copied together, large payloads are sent from their own buffers.
 #[derive(Default)]
 struct Pending {
@@ -307,7 +340,7 @@ impl Pending {
     }
 
     /// Writes everything held.
-    async fn write_to(&mut self, socket: &mut TcpStream) -> std::io::Result<()> {
+    async fn write_to<W: AsyncWrite + Unpin>(&mut self, io: &mut W) -> std::io::Result<()> {
         if !self.small.is_empty() {
             self.chunks.push_back(self.small.split().freeze());
         }
@@ -322,7 +355,7 @@ impl Pending {
             let mut written = if slices.is_empty() {
                 0
             } else {
-                match socket.write_vectored(&slices).await? {
+                match io.write_vectored(&slices).await? {
                     0 => return Err(std::io::ErrorKind::WriteZero.into()),
                     n => n,
                 }

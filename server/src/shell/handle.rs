@@ -3,16 +3,23 @@
 //! The handle owns the server's lifecycle (its address, the shutdown token, the tracker of its
 //! tasks) and reaches the rest through the shared state, whose methods are synchronous; nothing
 //! here holds a lock across an `.await`. Dropping the handle does not stop the server: the
-//! owner decides when it ends. The test controls (expiry, faults, freezes, seeding, inspection)
+//! owner decides when it ends. Besides its listener, a server serves any byte stream its owner
+//! hands to [`ServerHandle::serve_io`], with one task per connection either way. The test controls (expiry, faults, freezes, seeding, inspection)
 //! are methods of the same handle, kept in `controls.rs`.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::conn;
 use super::router::Shared;
+
+/// The peer address an in-memory connection reports (`cons`, `stat`, `ip` ACLs): loopback, as
+/// a client in the same process is, with port 0 since there is no socket.
+const IN_MEMORY_PEER: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
 
 /// A running server. Dropping it does not stop the server; call [`ServerHandle::shutdown`] or
 /// cancel the token given to the builder.
@@ -62,5 +69,35 @@ impl ServerHandle {
         self.shutdown.cancel();
         self.tracker.close();
         self.tracker.wait().await;
+    }
+
+    /// Serves one client connection over any byte stream, exactly as a connection accepted on
+    /// the listener is served (four-letter words included), so that a test can speak the wire
+    /// protocol over `tokio::io::duplex` with no socket.
+    ///
+    /// Returns once the connection is registered; its task runs until the peer closes the
+    /// stream, the server shuts down, or the connection is closed by the server (a fault, an
+    /// expiry, [`ServerHandle::close_connection`]). The peer's address is `127.0.0.1:0`, and
+    /// the per-IP limit (`maxClientCnxns`), which is about TCP clients, does not count it. After
+    /// shutdown, `io` is dropped at once.
+    ///
+    /// # Panics
+    /// Outside a tokio runtime.
+    pub fn serve_io<S>(&self, io: S)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        if self.shutdown.is_cancelled() {
+            return;
+        }
+        // No per-IP limit, so registration cannot refuse.
+        let _ = conn::spawn(
+            &self.shared,
+            &self.tracker,
+            &self.shutdown,
+            io,
+            IN_MEMORY_PEER,
+            0,
+        );
     }
 }

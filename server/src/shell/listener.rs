@@ -2,14 +2,14 @@
 //! for each, until shutdown.
 //!
 //! TCP is where the per-IP connection limit (`maxClientCnxns`) applies: a connection over it is
-//! closed at once, before anything is read. Accept errors are transient (EMFILE and the like)
+//! closed at once, before anything is read. Past registration, a TCP connection is served as
+//! any other stream is (`conn.rs`). Accept errors are transient (EMFILE and the like)
 //! and never end the loop.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -30,17 +30,11 @@ pub(super) async fn accept_loop(
         };
         match accepted {
             Ok((socket, peer)) => {
-                let (tx, rx) = mpsc::unbounded_channel();
-                let kill = shutdown.child_token();
-                let Some((id, stats)) =
-                    shared.register(peer, shared.config.max_client_cnxns, tx, kill.clone())
-                else {
-                    tracing::warn!(%peer, "too many connections from this address; closing");
-                    drop(socket);
-                    continue;
-                };
                 let _ = socket.set_nodelay(true);
-                tracker.spawn(conn::run(shared.clone(), id, socket, rx, stats, kill));
+                let limit = shared.config.max_client_cnxns;
+                if !conn::spawn(&shared, &tracker, &shutdown, socket, peer, limit) {
+                    tracing::warn!(%peer, "too many connections from this address; closing");
+                }
             }
             Err(error) => {
                 // Accept errors (EMFILE and the like) are transient; back off briefly instead
