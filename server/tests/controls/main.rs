@@ -1,0 +1,35 @@
+//! The test controls of `ServerHandle`, through real sockets: the shepherd-client crate where a
+//! client's view matters, a raw peer where exact bytes and ordering do.
+//!
+//! One module per kind of control: sessions and connections (expire, close, freeze), fault
+//! rules, virtual time, and seeding and inspection (counters, zxids, notification accounting).
+//!
+//! Every wait is bounded and waits on an event (a reply, a status change, a core predicate);
+//! the only fixed waits are short ones that check that nothing arrives.
+
+mod faults;
+mod inspection;
+mod sessions;
+mod virtual_time;
+
+use shepherd_server::{Server, ServerHandle};
+use shepherd_testkit::Peer;
+
+async fn server() -> ServerHandle {
+    Server::builder()
+        .all_four_letter_words()
+        .start()
+        .await
+        .expect("server starts")
+}
+
+/// A session spoken to with hand-built frames: it never pings unless told to.
+async fn raw(server: &ServerHandle, timeout_ms: i32) -> Peer {
+    Peer::session(server.local_addr(), timeout_ms, 0)
+        .await
+        .expect("a session")
+}
+
+fn exists_in(server: &ServerHandle, path: &str) -> bool {
+    server.dump_tree().iter().any(|n| n.path == path)
+}
