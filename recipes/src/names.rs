@@ -16,10 +16,6 @@
 //! Sequence numbers past `i32::MAX` (ZooKeeper then prints a negative number) are not
 //! supported: the counter would have to pass two billion creations under one lock path.
 
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
-
 /// Markers that make a contender a reader.
 const READ_MARKERS: [&str; 3] = ["__READ__", "__rlock__", "-read-"];
 
@@ -87,33 +83,10 @@ pub(crate) fn evaluate(
         .map_or(Verdict::Acquired, |(_, c)| Verdict::Wait(c.clone()))
 }
 
-/// A random (version 4) UUID, `8-4-4-4-12` lowercase hex, from std alone: each
-/// `RandomState` is freshly keyed from the OS's randomness (per thread, then incremented), and
-/// a process-wide counter plus the clock make two calls differ even with equal keys.
+/// A random (version 4) UUID, `8-4-4-4-12` lowercase hex, drawn from the OS random source:
+/// the unique part of every contender name, by which our node is found after a lost reply.
 pub(crate) fn uuid_v4() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let half = |salt: u64| {
-        let mut h = RandomState::new().build_hasher();
-        h.write_u128(nanos);
-        h.write_u64(n);
-        h.write_u64(salt);
-        h.finish()
-    };
-    let (hi, lo) = (half(0x5348_4550), half(0x4845_5244));
-    let hi = (hi & !0xF000) | 0x4000; // version 4 in bits 12..16 of time_hi
-    let lo = (lo & !(0b11 << 62)) | (0b10 << 62); // RFC 4122 variant
-    format!(
-        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        hi >> 32,
-        (hi >> 16) & 0xFFFF,
-        hi & 0xFFFF,
-        lo >> 48,
-        lo & 0xFFFF_FFFF_FFFF
-    )
+    uuid::Uuid::new_v4().to_string()
 }
 
 /// `dir/name` (with `/` as the root).
