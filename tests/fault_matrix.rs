@@ -30,7 +30,6 @@
 
 use std::fmt::Write as _;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
@@ -38,8 +37,7 @@ use std::time::{Duration, Instant};
 use shepherd_client::Client;
 use shepherd_protocol::OpCode;
 use shepherd_recipes::{
-    EphemeralLock, Error as RecipeError, LockGuard, LostReason, MultiGuard, MultiLock, Mutex,
-    ReadWriteLock, SemaphoreMutex, SequentialLock, SharedLock, WaitStrategy, WriteLock,
+    AnyGuard, Error as RecipeError, Guard, Lock, LockKind, LostReason, WaitStrategy,
 };
 use shepherd_server::core::{Core, NodeInfo, WatchKind};
 use shepherd_server::{Fault, FaultId, FaultRule, Server, ServerHandle};
@@ -65,7 +63,7 @@ const PARALLEL: usize = 24;
 
 /// Every lock of a case lives under this path (each case has a server of its own).
 const BASE: &str = "/lock";
-/// [`EphemeralLock`]'s node.
+/// [`LockKind::Ephemeral`]'s node on [`BASE`].
 const EPHEMERAL_NODE: &str = "/lock/lock";
 
 /// Cells that fail because of a recipe bug, with the reason: still run, shown as
@@ -74,121 +72,9 @@ const KNOWN_BUGS: &[(&str, Step, FaultKind, &str)] = &[];
 
 // ---- The data: locks, steps, faults --------------------------------------------------------
 
-/// A held lock of any type.
-#[derive(Debug)]
-enum Held {
-    One(LockGuard),
-    Multi(MultiGuard),
-}
-
-impl Held {
-    fn paths(&self) -> Vec<String> {
-        match self {
-            Held::One(g) => vec![g.path().to_owned()],
-            Held::Multi(g) => g.guards().iter().map(|g| g.path().to_owned()).collect(),
-        }
-    }
-
-    fn lost_reason(&self) -> Option<LostReason> {
-        match self {
-            Held::One(g) => g.lost_reason(),
-            Held::Multi(g) => g.guards().iter().find_map(LockGuard::lost_reason),
-        }
-    }
-
-    fn lost(&self) -> Pin<Box<dyn Future<Output = LostReason> + Send>> {
-        match self {
-            Held::One(g) => Box::pin(g.lost()),
-            Held::Multi(g) => Box::pin(g.lost()),
-        }
-    }
-
-    async fn release(self) -> shepherd_recipes::Result<()> {
-        match self {
-            Held::One(g) => g.release().await,
-            Held::Multi(g) => g.release().await,
-        }
-    }
-}
-
-type Acquire = Pin<Box<dyn Future<Output = shepherd_recipes::Result<Held>> + Send>>;
-/// Takes one lock type on [`BASE`] with a client, waiting as long as it takes.
-type Take = fn(Client) -> Acquire;
-
-fn one(r: shepherd_recipes::Result<LockGuard>) -> shepherd_recipes::Result<Held> {
-    r.map(Held::One)
-}
-
-fn ephemeral(c: Client) -> Acquire {
-    Box::pin(async move { one(EphemeralLock::new(&c, EPHEMERAL_NODE).lock().await) })
-}
-
-fn sequential(c: Client, s: WaitStrategy) -> Acquire {
-    Box::pin(async move { one(SequentialLock::new(&c, BASE).with_strategy(s).lock().await) })
-}
-
-fn sequential_herd(c: Client) -> Acquire {
-    sequential(c, WaitStrategy::Herd)
-}
-
-fn sequential_predecessor(c: Client) -> Acquire {
-    sequential(c, WaitStrategy::Predecessor)
-}
-
-fn write_lock(c: Client) -> Acquire {
-    Box::pin(async move { one(WriteLock::new(&c, BASE).lock().await) })
-}
-
-fn shared(c: Client, s: WaitStrategy, write: bool) -> Acquire {
-    Box::pin(async move {
-        let lock = SharedLock::new(&c, BASE).with_strategy(s);
-        one(if write {
-            lock.write().await
-        } else {
-            lock.read().await
-        })
-    })
-}
-
-fn shared_read_herd(c: Client) -> Acquire {
-    shared(c, WaitStrategy::Herd, false)
-}
-
-fn shared_read_predecessor(c: Client) -> Acquire {
-    shared(c, WaitStrategy::Predecessor, false)
-}
-
-fn shared_write_herd(c: Client) -> Acquire {
-    shared(c, WaitStrategy::Herd, true)
-}
-
-fn shared_write_predecessor(c: Client) -> Acquire {
-    shared(c, WaitStrategy::Predecessor, true)
-}
-
-fn mutex(c: Client) -> Acquire {
-    Box::pin(async move { one(Mutex::new(&c, BASE).acquire().await) })
-}
-
-fn semaphore_mutex(c: Client) -> Acquire {
-    Box::pin(async move { one(SemaphoreMutex::new(&c, BASE).acquire().await) })
-}
-
-fn rw_read(c: Client) -> Acquire {
-    Box::pin(async move { one(ReadWriteLock::new(&c, BASE).read_lock().await) })
-}
-
-fn rw_write(c: Client) -> Acquire {
-    Box::pin(async move { one(ReadWriteLock::new(&c, BASE).write_lock().await) })
-}
-
-fn multi_lock(c: Client) -> Acquire {
-    Box::pin(async move {
-        MultiLock::new(&c, ["/lock/a", "/lock/b"])
-            .acquire()
-            .await
-            .map(Held::Multi)
-    })
+/// Takes a lock of `kind` on [`BASE`] with a client, waiting as long as it takes.
+async fn take(kind: LockKind, client: Client) -> shepherd_recipes::Result<AnyGuard> {
+    kind.build(&client, BASE).acquire().await
 }
 
 /// How a lock type's contenders talk to the server: what each step's request is.
@@ -223,12 +109,11 @@ struct LockRow {
     name: &'static str,
     /// For case ids and [`KNOWN_BUGS`].
     slug: &'static str,
-    /// How the faulted contender takes this lock.
-    take: Take,
-    /// The exclusive kind of the same lock: what the faulted contender waits behind on the
-    /// acquire steps, and what waits behind it on the hold and release steps (a reader is
-    /// faulted against a writer, so that the two must never hold together).
-    rival: Take,
+    /// What the faulted contender takes. Its rival is [`LockKind::exclusive`], the exclusive
+    /// kind of the same lock: what the faulted contender waits behind on the acquire steps,
+    /// and what waits behind it on the hold and release steps (a reader is faulted against a
+    /// writer, so that the two must never hold together).
+    kind: LockKind,
     /// Where this row's steps are hit.
     shape: Shape,
     /// What a contender of this row waits on while the rival holds (normally `shape`).
@@ -243,137 +128,90 @@ struct LockRow {
 
 /// Every lock type, every strategy, both halves of every read/write lock.
 fn rows() -> Vec<LockRow> {
-    let row = |name, slug, take, rival, shape, layout| LockRow {
-        name,
-        slug,
-        take,
-        rival,
+    let row = |kind: LockKind, shape, layout| LockRow {
+        name: kind.title(),
+        slug: kind.as_str(),
+        kind,
         shape,
         waits_on: shape,
         inner: false,
         layout,
     };
     let dir = Shape::Predecessor { dir: BASE };
+    let herd = Shape::Herd { dir: BASE };
+    use WaitStrategy::{Herd, Predecessor};
     vec![
         row(
-            "EphemeralLock",
-            "ephemeral",
-            ephemeral as Take,
-            ephemeral as Take,
+            LockKind::Ephemeral,
             Shape::Fixed {
                 node: EPHEMERAL_NODE,
             },
             "node `/lock/lock`",
         ),
         row(
-            "SequentialLock (Herd)",
-            "sequential-herd",
-            sequential_herd,
-            sequential_herd,
-            Shape::Herd { dir: BASE },
+            LockKind::Sequential(Herd),
+            herd,
             "`/lock/<uuid>-lock-<seq>`",
         ),
         row(
-            "SequentialLock (Predecessor)",
-            "sequential-predecessor",
-            sequential_predecessor,
-            sequential_predecessor,
+            LockKind::Sequential(Predecessor),
             dir,
             "`/lock/<uuid>-lock-<seq>`",
         ),
         row(
-            "WriteLock",
-            "write-lock",
-            write_lock,
-            write_lock,
+            LockKind::WriteLock,
             dir,
             "`/lock/x-<session>-<nonce>-<seq>`",
         ),
         row(
-            "SharedLock read (Herd)",
-            "shared-read-herd",
-            shared_read_herd,
-            shared_write_herd,
-            Shape::Herd { dir: BASE },
+            LockKind::SharedRead(Herd),
+            herd,
             "`/lock/<uuid>-read-<seq>` against a writer",
         ),
         row(
-            "SharedLock read (Predecessor)",
-            "shared-read-predecessor",
-            shared_read_predecessor,
-            shared_write_predecessor,
+            LockKind::SharedRead(Predecessor),
             dir,
             "`/lock/<uuid>-read-<seq>` against a writer",
         ),
         row(
-            "SharedLock write (Herd)",
-            "shared-write-herd",
-            shared_write_herd,
-            shared_write_herd,
-            Shape::Herd { dir: BASE },
+            LockKind::SharedWrite(Herd),
+            herd,
             "`/lock/<uuid>-write-<seq>`",
         ),
         row(
-            "SharedLock write (Predecessor)",
-            "shared-write-predecessor",
-            shared_write_predecessor,
-            shared_write_predecessor,
+            LockKind::SharedWrite(Predecessor),
             dir,
             "`/lock/<uuid>-write-<seq>`",
         ),
+        row(LockKind::Mutex, dir, "`/lock/_c_<uuid>-lock-<seq>`"),
         row(
-            "Mutex",
-            "mutex",
-            mutex,
-            mutex,
-            dir,
-            "`/lock/_c_<uuid>-lock-<seq>`",
-        ),
-        row(
-            "SemaphoreMutex",
-            "semaphore-mutex",
-            semaphore_mutex,
-            semaphore_mutex,
+            LockKind::SemaphoreMutex,
             Shape::Herd {
                 dir: "/lock/leases",
             },
             "the lease `/lock/leases/_c_<uuid>-lease-<seq>` (the inner mutex in `/lock/locks` is the next row)",
         ),
         LockRow {
+            name: "SemaphoreMutex inner mutex",
+            slug: "semaphore-inner",
             waits_on: Shape::Herd {
                 dir: "/lock/leases",
             },
             inner: true,
             ..row(
-                "SemaphoreMutex inner mutex",
-                "semaphore-inner",
-                semaphore_mutex,
-                semaphore_mutex,
+                LockKind::SemaphoreMutex,
                 Shape::Predecessor { dir: "/lock/locks" },
                 "`/lock/locks/_c_<uuid>-lock-<seq>`, taken before the lease and deleted once the lease is granted (delete: that delete, inside the acquisition)",
             )
         },
         row(
-            "ReadWriteLock read",
-            "rw-read",
-            rw_read,
-            rw_write,
+            LockKind::RwRead,
             dir,
             "`/lock/_c_<uuid>-__READ__<seq>` against a writer",
         ),
+        row(LockKind::RwWrite, dir, "`/lock/_c_<uuid>-__WRIT__<seq>`"),
         row(
-            "ReadWriteLock write",
-            "rw-write",
-            rw_write,
-            rw_write,
-            dir,
-            "`/lock/_c_<uuid>-__WRIT__<seq>`",
-        ),
-        row(
-            "MultiLock",
-            "multi-lock",
-            multi_lock,
-            multi_lock,
+            LockKind::MultiLock,
             Shape::Predecessor { dir: "/lock/a" },
             "mutexes on `/lock/a` then `/lock/b`; steps are hit on `/lock/a` (release: its delete, the second one)",
         ),
@@ -591,13 +429,13 @@ impl<T> Drop for Task<T> {
 
 /// A contender taking the lock in the background, counting itself in as a holder.
 fn contender(
-    take: Take,
+    kind: LockKind,
     client: Client,
     holders: Arc<Holders>,
     who: &'static str,
-) -> Task<shepherd_recipes::Result<Held>> {
+) -> Task<shepherd_recipes::Result<AnyGuard>> {
     Task(tokio::spawn(async move {
-        let taken = take(client).await;
+        let taken = take(kind, client).await;
         if taken.is_ok() {
             holders.enter(who);
         }
@@ -665,7 +503,7 @@ async fn no_nodes_of(server: &ServerHandle, sessions: &[i64]) -> Result<(), Stri
 }
 
 /// The holder's guard must not have reported the lock lost.
-fn not_lost(held: &Held, who: &str) -> Result<(), String> {
+fn not_lost(held: &AnyGuard, who: &str) -> Result<(), String> {
     match held.lost_reason() {
         None => Ok(()),
         Some(r) => Err(format!("SPURIOUS lost(): {who}'s guard reports {r:?}")),
@@ -673,7 +511,7 @@ fn not_lost(held: &Held, who: &str) -> Result<(), String> {
 }
 
 /// Releases a holder (counting it out first: its delete is what lets the next one in).
-async fn release(holders: &Holders, held: Held, who: &str) -> Result<(), String> {
+async fn release(holders: &Holders, held: AnyGuard, who: &str) -> Result<(), String> {
     not_lost(&held, who)?;
     holders.leave();
     within(&format!("{who}'s release"), held.release())
@@ -687,7 +525,7 @@ async fn not_wedged(server: &ServerHandle, row: &LockRow, holders: &Holders) -> 
     let c = connect(server).await?;
     let held = within(
         "a fresh contender C to take the lock afterwards",
-        (row.take)(c.clone()),
+        take(row.kind, c.clone()),
     )
     .await?
     .map_err(|e| format!("C's acquire failed: {e}"))?;
@@ -709,11 +547,14 @@ async fn waiter_case(
     let a = connect(server).await?;
     let b = connect(server).await?;
     let (a_sid, b_sid) = (a.session_id(), b.session_id());
-    let a_held = within("A to take the free lock", (row.rival)(a.clone()))
-        .await?
-        .map_err(|e| format!("A's acquire failed: {e}"))?;
+    let a_held = within(
+        "A to take the free lock",
+        take(row.kind.exclusive(), a.clone()),
+    )
+    .await?
+    .map_err(|e| format!("A's acquire failed: {e}"))?;
     holders.enter("A");
-    let blocker = a_held.paths()[0].clone();
+    let blocker = a_held.paths()[0].to_owned();
     let rule = step_rule(row.shape, step, fault.server_fault(), &blocker).session(b_sid);
     let what = format!("B's {} request", step.slug());
 
@@ -722,7 +563,7 @@ async fn waiter_case(
     // has released: arm these rules once B is waiting, then release A.
     let late = step == Step::Wake || (row.inner && step == Step::Delete);
     let (mut b_task, fault_id) = if late {
-        let b_task = contender(row.take, b.clone(), holders.clone(), "B");
+        let b_task = contender(row.kind, b.clone(), holders.clone(), "B");
         within(
             "B to wait behind A (its watch registered)",
             server.wait_for(|core| waiting(core, b_sid, row.waits_on, &blocker)),
@@ -733,7 +574,7 @@ async fn waiter_case(
         (b_task, id)
     } else {
         let id = server.add_fault(rule);
-        (contender(row.take, b.clone(), holders.clone(), "B"), id)
+        (contender(row.kind, b.clone(), holders.clone(), "B"), id)
     };
     fired(server, fault_id, &what).await?;
     if fault == FaultKind::Expiry {
@@ -810,12 +651,12 @@ async fn holder_case(
     let monitor_rule = (step == Step::Hold && fault == FaultKind::LostReply).then(|| {
         server.add_fault(step_rule(row.shape, Step::Hold, Fault::ApplyThenDrop, "").session(a_sid))
     });
-    let a_held = within("A to take the free lock", (row.take)(a.clone()))
+    let a_held = within("A to take the free lock", take(row.kind, a.clone()))
         .await?
         .map_err(|e| format!("A's acquire failed: {e}"))?;
     holders.enter("A");
-    let a_node = a_held.paths()[0].clone();
-    let mut b_task = contender(row.rival, b.clone(), holders.clone(), "B");
+    let a_node = a_held.paths()[0].to_owned();
+    let mut b_task = contender(row.kind.exclusive(), b.clone(), holders.clone(), "B");
     within(
         "B to wait behind A (its watch registered)",
         server.wait_for(|core| waiting(core, b_sid, row.waits_on, &a_node)),
@@ -823,7 +664,7 @@ async fn holder_case(
     .await?;
 
     // After a mere reconnect: the monitor's watch is back, A keeps the lock, B keeps waiting.
-    let quiet = |a_held: &Held, b_task: &Task<_>| {
+    let quiet = |a_held: &AnyGuard, b_task: &Task<_>| {
         if b_task.is_finished() {
             return Err("TWO HOLDERS: B's acquire ended while A still held the lock".to_string());
         }

@@ -13,10 +13,12 @@
 use std::sync::Arc;
 
 use shepherd_client::{Client, Error as ZkError};
-use tokio::time::{Instant, timeout_at};
+use tokio::time::timeout_at;
 
 use crate::error::{Error, Result};
-use crate::lock_guard::{LockGuard, LostReason};
+use crate::lock::Wait;
+use crate::lock_guard::LockGuard;
+use crate::lost::LostReason;
 use crate::names::{Kind, Verdict, base, evaluate, join};
 use crate::node::{
     Created, Pending, create_sequential, delete_owned, delete_pending, wait_not_disconnected,
@@ -24,35 +26,16 @@ use crate::node::{
 use crate::stats::LockStats;
 
 /// How a waiting contender learns that its turn may have come.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum WaitStrategy {
     /// Every waiter leaves a child watch on the lock folder, so every change (a contender
     /// arriving or leaving) wakes every waiter, and all of them re-read the folder: the herd
-    /// effect of seeds 002 and 003, kept for comparison.
+    /// effect of the first form of ZooKeeper's lock and shared-lock recipes, kept for comparison.
     Herd,
     /// Each waiter watches (exists) only the node that blocks it: the last lower node for a
     /// writer, the last lower write node for a reader. A release wakes only who it concerns.
     #[default]
     Predecessor,
-}
-
-/// How long to wait for the turn (the create itself is never bounded: it waits for a
-/// connection like any request).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wait {
-    /// Until acquired, or an error.
-    Forever,
-    /// Until this instant; then give up and delete our node.
-    Until(Instant),
-    /// Look once; give up at once if blocked.
-    No,
-}
-
-impl Wait {
-    /// `Until(now + timeout)`.
-    pub(crate) fn timeout(timeout: std::time::Duration) -> Wait {
-        Wait::Until(Instant::now() + timeout)
-    }
 }
 
 /// One lock folder, contended in one way.

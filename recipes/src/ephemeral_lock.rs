@@ -1,4 +1,5 @@
-//! [`EphemeralLock`]: the exclusive lock on one fixed ephemeral node (seed 001).
+//! [`EphemeralLock`]: the simplest exclusive lock, one fixed ephemeral node, made safe
+//! against connection loss by reading the node back and comparing its owner id.
 //!
 //! Layout: the lock *is* the node `<path>`, ephemeral, holding an owner id unique to each
 //! acquisition (`<session id hex>-<uuid>`); its parent is made as a container.
@@ -6,22 +7,24 @@
 //! Invariants: only a create that this acquisition sent can make us the holder; after a
 //! connection loss a `NodeExists` is resolved by reading the node back and comparing its data
 //! with our owner id. Waiters leave an exists watch on the node, so a release wakes all of
-//! them (the herd variant of the seed; [`crate::SequentialLock`] avoids it).
+//! them (a herd; [`crate::SequentialLock`] avoids it).
 
+use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 use shepherd_client::{Client, Error as ZkError};
 use tokio::time::timeout_at;
 
-use crate::contend::{Cleanup, Wait};
+use crate::contend::Cleanup;
 use crate::error::Result;
+use crate::lock::{Lock, Wait};
 use crate::lock_guard::LockGuard;
 use crate::names::uuid_v4;
 use crate::node::{Pending, create_fixed, wait_not_disconnected};
 use crate::stats::LockStats;
 
-/// An exclusive lock held by whoever created the ephemeral node `path`.
+/// An exclusive lock held by whoever created the ephemeral node `path`. Not reentrant, not
+/// fair: on a release every waiter races to create the node again.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -29,15 +32,15 @@ use crate::stats::LockStats;
 /// # let server = shepherd_server::Server::builder().start().await?;
 /// # let client = shepherd_client::Client::connect(&server.connect_string()).await?;
 /// # client.create("/config", b"v1", &shepherd_client::CreateOptions::persistent()).await?;
-/// use shepherd_recipes::EphemeralLock;
+/// use shepherd_recipes::{EphemeralLock, Guard, Lock};
 /// let lock = EphemeralLock::new(&client, "/exclusive_lock/lock");
-/// let guard = lock.lock().await?; // waits (on an exists watch) while someone else holds it
+/// let guard = lock.acquire().await?; // waits (on an exists watch) while someone else holds it
 /// let token = guard.fencing_token(); // hand it to the resource you protect
 /// // Applies only while the lock node exists: a check and the write in one multi.
 /// guard.write(|m| m.set_data("/config", b"v2", None)).await?;
-/// assert!(lock.try_lock().await?.is_none(), "held: not even we get it twice");
+/// assert!(lock.try_acquire().await?.is_none(), "held: not even we get it twice");
 /// guard.release().await?; // deletes the node
-/// let next = lock.try_lock().await?.expect("free again");
+/// let next = lock.try_acquire().await?.expect("free again");
 /// assert!(next.fencing_token() > token, "later holders get larger tokens");
 /// next.release().await?;
 /// # server.shutdown().await;
@@ -66,46 +69,7 @@ impl EphemeralLock {
         self
     }
 
-    /// The counters.
-    pub fn stats(&self) -> &Arc<LockStats> {
-        &self.stats
-    }
-
-    /// Takes the lock if it is free, without waiting: `Ok(None)` if someone holds it.
-    ///
-    /// # Errors
-    /// Client errors other than connection loss (resolved as described on the module).
-    ///
-    /// # Cancellation
-    /// Safe: a node this call may have created is deleted in the background.
-    pub async fn try_lock(&self) -> Result<Option<LockGuard>> {
-        self.acquire(Wait::No).await
-    }
-
-    /// Takes the lock, waiting as long as it takes.
-    ///
-    /// # Errors
-    /// As [`EphemeralLock::try_lock`]; the session ending while waiting.
-    ///
-    /// # Cancellation
-    /// As [`EphemeralLock::try_lock`].
-    pub async fn lock(&self) -> Result<LockGuard> {
-        let guard = self.acquire(Wait::Forever).await?;
-        Ok(guard.expect("an unbounded wait ends only with the lock or an error"))
-    }
-
-    /// Takes the lock, waiting at most `timeout`: `Ok(None)` if it did not come in time.
-    ///
-    /// # Errors
-    /// As [`EphemeralLock::lock`].
-    ///
-    /// # Cancellation
-    /// As [`EphemeralLock::try_lock`].
-    pub async fn lock_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        self.acquire(Wait::timeout(timeout)).await
-    }
-
-    async fn acquire(&self, wait: Wait) -> Result<Option<LockGuard>> {
+    async fn contend(&self, wait: Wait) -> Result<Option<LockGuard>> {
         let data = format!("{:x}-{}", self.client.session_id(), uuid_v4()).into_bytes();
         let pending = Pending::Data {
             path: self.path.clone(),
@@ -149,5 +113,21 @@ impl EphemeralLock {
             fired?;
             self.stats.bump(|s| s.wakeups += 1);
         }
+    }
+}
+
+impl Lock for EphemeralLock {
+    type Guard = LockGuard;
+
+    fn acquire_with(&self, wait: Wait) -> impl Future<Output = Result<Option<LockGuard>>> + Send {
+        self.contend(wait)
+    }
+
+    fn stats(&self) -> &Arc<LockStats> {
+        &self.stats
+    }
+
+    fn path(&self) -> &str {
+        &self.path
     }
 }

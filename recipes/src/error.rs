@@ -4,7 +4,7 @@
 //! still branch on [`shepherd_client::Error::is_session_ended`] and friends; the other variants
 //! are outcomes only a lock recipe can observe.
 
-use crate::lock_guard::LostReason;
+use crate::lost::LostReason;
 
 /// Everything a lock operation can fail with.
 #[derive(Debug, thiserror::Error)]

@@ -1,4 +1,5 @@
-//! [`LockGuard`]: proof of holding one lock node, shared by every lock type here.
+//! [`LockGuard`]: proof of holding one lock node, what every lock type here but
+//! [`crate::MultiLock`] yields.
 //!
 //! What a guard owns: the lock node (path and creation zxid), a monitor task that publishes
 //! *why* the lock can no longer be trusted, and the duty to delete the node exactly once.
@@ -25,24 +26,9 @@ use tokio::task::AbortHandle;
 use tokio::time::{Instant, sleep_until};
 
 use crate::error::{Error, Result};
+use crate::guard::Guard;
+use crate::lost::LostReason;
 use crate::node::{Created, delete_owned, wait_not_disconnected};
-
-/// Why a held lock can no longer be trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum LostReason {
-    /// The session expired: the server has deleted the node.
-    SessionExpired,
-    /// The client was closed, or its credentials refused: the session is over.
-    SessionClosed,
-    /// Disconnected for a whole negotiated session timeout: the server has most likely
-    /// expired the session, and another client may hold the lock.
-    Disconnected,
-    /// The lock node was deleted (by someone else) or replaced.
-    NodeDeleted,
-    /// The guard was released before the lock was lost (seen only by a pending
-    /// [`LockGuard::lost`] future that outlived its guard).
-    Released,
-}
 
 /// The shared state behind one lock node; reentrant holds share one.
 #[derive(Debug)]
@@ -85,20 +71,10 @@ impl Drop for Held {
     }
 }
 
-/// Proof of holding a lock: one lock node of this session.
+/// Proof of holding one lock node of this session; see [`Guard`] for what it offers.
 ///
-/// * [`fencing_token`](LockGuard::fencing_token): the node's czxid, larger for every later
-///   holder of the same lock; hand it to the resource you protect and let it refuse smaller
-///   ones.
-/// * [`lost`](LockGuard::lost): resolves once the lock can no longer be trusted.
-/// * [`write`](LockGuard::write): ZooKeeper writes that apply only while the lock node exists.
-/// * [`release`](LockGuard::release), or drop: deletes the node. Dropping spawns the delete on
-///   the tokio runtime the lock was acquired on and returns at once; until that task has run,
-///   other contenders still wait. If the runtime is shut down first, the node goes with the
-///   session.
-///
-/// Reentrant locks hand out several guards for one node; the node is deleted when the last of
-/// them goes.
+/// Reentrant locks ([`crate::Mutex`], [`crate::ReadWriteLock`]) hand out several guards for
+/// one node; the node is deleted when the last of them goes.
 #[derive(Debug)]
 #[must_use = "dropping the guard releases the lock"]
 pub struct LockGuard {
@@ -147,24 +123,24 @@ impl LockGuard {
     pub fn path(&self) -> &str {
         &self.held.path
     }
+}
 
-    /// The lock node's creation zxid. ZooKeeper's zxids only grow, and each holder creates its
-    /// node after the previous holder's, so successive holders of one lock get increasing
-    /// tokens.
-    pub fn fencing_token(&self) -> i64 {
+impl Guard for LockGuard {
+    type Token = i64;
+
+    fn fencing_token(&self) -> i64 {
         self.held.czxid
     }
 
-    /// Why the lock was lost, if it was.
-    pub fn lost_reason(&self) -> Option<LostReason> {
+    fn paths(&self) -> Vec<&str> {
+        vec![self.path()]
+    }
+
+    fn lost_reason(&self) -> Option<LostReason> {
         *self.held.lost.borrow()
     }
 
-    /// Resolves once the lock can no longer be trusted: the session expired or was closed, the
-    /// connection stayed down for the negotiated session timeout, or the lock node was
-    /// deleted. Independent of the guard's lifetime and cancellation safe; resolves with
-    /// [`LostReason::Released`] if the guard is released first.
-    pub fn lost(&self) -> impl Future<Output = LostReason> + Send + 'static {
+    fn lost(&self) -> impl Future<Output = LostReason> + Send + 'static {
         let mut rx = self.held.lost.clone();
         async move {
             match rx.wait_for(Option::is_some).await {
@@ -174,35 +150,14 @@ impl LockGuard {
         }
     }
 
-    /// Runs the writes `build` adds as one multi, after a `check` that the lock node exists:
-    /// either the lock is still held (its node exists) and every write applies, or nothing
-    /// does. Returns the results of the caller's ops only.
-    ///
-    /// # Errors
-    /// [`Error::LockLost`] when the lock node is gone; otherwise the client's error, where a
-    /// [`shepherd_client::Error::MultiFailed`] index counts the caller's ops only. After
-    /// [`shepherd_client::Error::ConnectionLoss`] the outcome is unknown (not retried).
-    ///
-    /// A fixed-name lock node ([`crate::EphemeralLock`]) that was deleted and re-created by
-    /// another client passes the check: watch [`lost`](LockGuard::lost) as well.
-    pub async fn write<F>(&self, build: F) -> Result<Vec<WriteResult>>
+    fn write<F>(&self, build: F) -> impl Future<Output = Result<Vec<WriteResult>>> + Send
     where
         F: for<'a> FnOnce(MultiBuilder<'a>) -> MultiBuilder<'a>,
     {
-        guarded_write(&self.held.client, &[self.path()], build).await
+        guarded_write(&self.held.client, &[self.path()], build)
     }
 
-    /// Releases the lock: deletes its node (if this is the last handle on it) and waits for
-    /// the delete. Connection loss is handled (the node is re-read, never deleted twice);
-    /// after the session ended there is nothing to delete.
-    ///
-    /// # Errors
-    /// A client error other than connection loss or the end of the session (say `NoAuth`).
-    ///
-    /// # Cancellation
-    /// If dropped before completing, the delete continues in the background as for a dropped
-    /// guard.
-    pub async fn release(self) -> Result<()> {
+    async fn release(self) -> Result<()> {
         match Arc::try_unwrap(self.held) {
             Ok(held) => held.release_now().await,
             Err(_) => Ok(()),
@@ -210,26 +165,30 @@ impl LockGuard {
     }
 }
 
-/// Runs `build`'s ops after an existence check on each of `nodes`.
-pub(crate) async fn guarded_write<F>(
-    client: &Client,
+/// Runs `build`'s ops after an existence check on each of `nodes`. `build` runs now, so the
+/// future holds only the finished multi (and is `Send` whatever `build` captured).
+pub(crate) fn guarded_write<'c, F>(
+    client: &'c Client,
     nodes: &[&str],
     build: F,
-) -> Result<Vec<WriteResult>>
+) -> impl Future<Output = Result<Vec<WriteResult>>> + Send + use<'c, F>
 where
     F: for<'a> FnOnce(MultiBuilder<'a>) -> MultiBuilder<'a>,
 {
-    let multi = nodes.iter().fold(client.multi(), |m, n| m.check(n, -1));
-    match build(multi).commit().await {
-        Ok(mut results) => Ok(results.split_off(nodes.len())),
-        Err(ZkError::MultiFailed { index, .. }) if index < nodes.len() => {
-            Err(Error::LockLost(LostReason::NodeDeleted))
+    let checks = nodes.len();
+    let multi = build(nodes.iter().fold(client.multi(), |m, n| m.check(n, -1)));
+    async move {
+        match multi.commit().await {
+            Ok(mut results) => Ok(results.split_off(checks)),
+            Err(ZkError::MultiFailed { index, .. }) if index < checks => {
+                Err(Error::LockLost(LostReason::NodeDeleted))
+            }
+            Err(ZkError::MultiFailed { index, code }) => Err(Error::Client(ZkError::MultiFailed {
+                index: index - checks,
+                code,
+            })),
+            Err(e) => Err(e.into()),
         }
-        Err(ZkError::MultiFailed { index, code }) => Err(Error::Client(ZkError::MultiFailed {
-            index: index - nodes.len(),
-            code,
-        })),
-        Err(e) => Err(e.into()),
     }
 }
 

@@ -136,7 +136,7 @@ pub(crate) async fn find_by_prefix(
 
 /// Creates the ephemeral node `path` holding `data` (unique to this attempt). `Ok(None)` when
 /// someone else's node is there. After a connection loss, a `NodeExists` is resolved by reading
-/// the node back and comparing its data with ours (seed 001).
+/// the node back and comparing its data with ours (as [`crate::EphemeralLock`] documents).
 pub(crate) async fn create_fixed(
     client: &Client,
     path: &str,

@@ -1,28 +1,32 @@
-//! [`SharedLock`]: the shared (read) / exclusive (write) lock of seed 003.
+//! [`SharedLock`]: the shared (read) / exclusive (write) lock of ZooKeeper's recipes page.
 //!
-//! Layout: `<dir>/<uuid>-read-<seq>` and `<dir>/<uuid>-write-<seq>` (the seed's
+//! Layout: `<dir>/<uuid>-read-<seq>` and `<dir>/<uuid>-write-<seq>` (the recipe's
 //! `[Hostname]-type-seq`, with a per-acquisition uuid for recovery after connection loss);
 //! `<dir>` is made as a container.
 //!
-//! Rules (seed 003, step 3): a read is granted when no lower node is a write; a write when no
-//! lower node exists at all. With [`WaitStrategy::Herd`] every waiter watches the folder's
-//! children (the seed's first version); with [`WaitStrategy::Predecessor`] a reader watches
-//! the last lower write node and a writer the last lower node (the seed's improvement). Nodes
-//! of Curator's and kazoo's read/write locks on the same folder are understood too.
+//! Rules (the recipe's step 3): a read is granted when no lower node is a write; a write when
+//! no lower node exists at all. With [`WaitStrategy::Herd`] every waiter watches the folder's
+//! children (the recipe's first version); with [`WaitStrategy::Predecessor`] a reader watches
+//! the last lower write node and a writer the last lower node (the recipe's improvement).
+//! Nodes of Curator's and kazoo's read/write locks on the same folder are understood too.
 
+use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 use shepherd_client::Client;
 
-use crate::contend::{Contest, Wait, WaitStrategy};
+use crate::contend::{Contest, WaitStrategy};
 use crate::error::Result;
+use crate::half::{ReadHalf, ReadWrite, WriteHalf};
+use crate::lock::Wait;
 use crate::lock_guard::LockGuard;
 use crate::names::{Kind, uuid_v4};
 use crate::stats::LockStats;
 
 /// A read/write lock on the folder `dir`: many readers or one writer, in arrival order (a
-/// waiting writer holds back readers that arrive after it).
+/// waiting writer holds back readers that arrive after it). Take it through its halves,
+/// [`read_lock`](SharedLock::read_lock) and [`write_lock`](SharedLock::write_lock); neither is
+/// reentrant.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -30,17 +34,17 @@ use crate::stats::LockStats;
 /// # let server = shepherd_server::Server::builder().start().await?;
 /// # let client = shepherd_client::Client::connect(&server.connect_string()).await?;
 /// # client.create("/config", b"v1", &shepherd_client::CreateOptions::persistent()).await?;
-/// use shepherd_recipes::{SharedLock, WaitStrategy};
+/// use shepherd_recipes::{Guard, Lock, SharedLock, WaitStrategy};
 /// let lock = SharedLock::new(&client, "/shared_lock").with_strategy(WaitStrategy::Herd);
-/// let r1 = lock.read().await?;
-/// let r2 = lock.read().await?; // readers share
-/// assert!(lock.try_write().await?.is_none()); // a writer does not
+/// let r1 = lock.read_lock().acquire().await?;
+/// let r2 = lock.read_lock().acquire().await?; // readers share
+/// assert!(lock.write_lock().try_acquire().await?.is_none()); // a writer does not
 /// r1.release().await?;
 /// r2.release().await?;
-/// let writer = lock.write().await?;
+/// let writer = lock.write_lock().acquire().await?;
 /// let token = writer.fencing_token();
 /// writer.write(|m| m.set_data("/config", token.to_string().as_bytes(), None)).await?;
-/// assert!(lock.try_read().await?.is_none(), "readers wait for the writer");
+/// assert!(lock.read_lock().try_acquire().await?.is_none(), "readers wait for the writer");
 /// writer.release().await?;
 /// # server.shutdown().await;
 /// # Ok(()) }
@@ -76,81 +80,28 @@ impl SharedLock {
         self
     }
 
-    /// The counters.
+    /// The counters both halves count into.
     pub fn stats(&self) -> &Arc<LockStats> {
         &self.stats
     }
 
-    /// Takes a read lock, waiting for every lower write node to go.
-    ///
-    /// # Errors
-    /// Client errors other than connection loss; [`crate::Error::LockLost`] if our node is
-    /// deleted by someone else meanwhile; the session ending while waiting.
-    ///
-    /// # Cancellation
-    /// Safe: a node this call may have created is deleted in the background.
-    pub async fn read(&self) -> Result<LockGuard> {
-        let guard = self.acquire(Kind::Read, Wait::Forever).await?;
-        Ok(guard.expect("an unbounded wait ends only with the lock or an error"))
+    /// The lock folder.
+    pub fn path(&self) -> &str {
+        &self.dir
     }
 
-    /// As [`SharedLock::read`], waiting at most `timeout` (`Ok(None)`, node deleted).
-    ///
-    /// # Errors
-    /// As [`SharedLock::read`].
-    ///
-    /// # Cancellation
-    /// As [`SharedLock::read`].
-    pub async fn read_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        self.acquire(Kind::Read, Wait::timeout(timeout)).await
+    /// The read half: granted once no lower node is a writer's (a reader never waits for
+    /// another reader).
+    pub fn read_lock(&self) -> ReadHalf<'_, SharedLock> {
+        ReadHalf::new(self)
     }
 
-    /// As [`SharedLock::read`] without waiting (`Ok(None)`, node deleted).
-    ///
-    /// # Errors
-    /// As [`SharedLock::read`].
-    ///
-    /// # Cancellation
-    /// As [`SharedLock::read`].
-    pub async fn try_read(&self) -> Result<Option<LockGuard>> {
-        self.acquire(Kind::Read, Wait::No).await
+    /// The write half: granted once no lower node is left at all.
+    pub fn write_lock(&self) -> WriteHalf<'_, SharedLock> {
+        WriteHalf::new(self)
     }
 
-    /// Takes the write lock, waiting for every lower node to go.
-    ///
-    /// # Errors
-    /// As [`SharedLock::read`].
-    ///
-    /// # Cancellation
-    /// As [`SharedLock::read`].
-    pub async fn write(&self) -> Result<LockGuard> {
-        let guard = self.acquire(Kind::Write, Wait::Forever).await?;
-        Ok(guard.expect("an unbounded wait ends only with the lock or an error"))
-    }
-
-    /// As [`SharedLock::write`], waiting at most `timeout` (`Ok(None)`, node deleted).
-    ///
-    /// # Errors
-    /// As [`SharedLock::read`].
-    ///
-    /// # Cancellation
-    /// As [`SharedLock::read`].
-    pub async fn write_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        self.acquire(Kind::Write, Wait::timeout(timeout)).await
-    }
-
-    /// As [`SharedLock::write`] without waiting (`Ok(None)`, node deleted).
-    ///
-    /// # Errors
-    /// As [`SharedLock::read`].
-    ///
-    /// # Cancellation
-    /// As [`SharedLock::read`].
-    pub async fn try_write(&self) -> Result<Option<LockGuard>> {
-        self.acquire(Kind::Write, Wait::No).await
-    }
-
-    async fn acquire(&self, kind: Kind, wait: Wait) -> Result<Option<LockGuard>> {
+    async fn contend(&self, kind: Kind, wait: Wait) -> Result<Option<LockGuard>> {
         let contest = Contest {
             client: &self.client,
             dir: &self.dir,
@@ -163,5 +114,23 @@ impl SharedLock {
         };
         let prefix = format!("{}-{marker}-", uuid_v4());
         contest.acquire(&prefix, kind, wait, None).await
+    }
+}
+
+impl ReadWrite for SharedLock {
+    fn acquire_read(&self, wait: Wait) -> impl Future<Output = Result<Option<LockGuard>>> + Send {
+        self.contend(Kind::Read, wait)
+    }
+
+    fn acquire_write(&self, wait: Wait) -> impl Future<Output = Result<Option<LockGuard>>> + Send {
+        self.contend(Kind::Write, wait)
+    }
+
+    fn stats(&self) -> &Arc<LockStats> {
+        &self.stats
+    }
+
+    fn path(&self) -> &str {
+        &self.dir
     }
 }

@@ -1,4 +1,5 @@
-//! [`WriteLock`]: ZooKeeper's own `WriteLock` recipe (seed 000, `zookeeper-recipes-lock`).
+//! [`WriteLock`]: ZooKeeper's own `WriteLock` recipe (`org.apache.zookeeper.recipes.lock` in
+//! `zookeeper-recipes-lock`).
 //!
 //! Layout: `<dir>/x-<session id>-<nonce>-<seq>`; `<dir>` is made as a container (the Java
 //! recipe makes it persistent). Contenders sort by the sequence suffix only
@@ -7,21 +8,23 @@
 //! One deliberate change: the Java recipe names nodes `x-<session id>-<seq>` and, after a
 //! connection loss, adopts *any* child with its session's prefix, so two `WriteLock`s of one
 //! session on one folder would both think they hold it. A random nonce per acquisition keeps
-//! the seed's session-scoped prefix (and its recovery by prefix) while keeping tasks that
+//! the recipe's session-scoped prefix (and its recovery by prefix) while keeping tasks that
 //! share a client apart. Java clients on the same folder still order us correctly.
 
+use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 use shepherd_client::Client;
 
-use crate::contend::{Contest, Wait, WaitStrategy};
+use crate::contend::{Contest, WaitStrategy};
 use crate::error::Result;
+use crate::lock::{Lock, Wait};
 use crate::lock_guard::LockGuard;
 use crate::names::{Kind, uuid_v4};
 use crate::stats::LockStats;
 
-/// ZooKeeper's exclusive `WriteLock` on the folder `dir`.
+/// ZooKeeper's exclusive `WriteLock` on the folder `dir`: fair (predecessor watches), not
+/// reentrant.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -29,13 +32,13 @@ use crate::stats::LockStats;
 /// # let server = shepherd_server::Server::builder().start().await?;
 /// # let client = shepherd_client::Client::connect(&server.connect_string()).await?;
 /// # client.create("/config", b"v1", &shepherd_client::CreateOptions::persistent()).await?;
-/// use shepherd_recipes::WriteLock;
+/// use shepherd_recipes::{Guard, Lock, WriteLock};
 /// let lock = WriteLock::new(&client, "/lock_node");
-/// let guard = lock.lock().await?;
+/// let guard = lock.acquire().await?;
 /// assert!(guard.path().starts_with("/lock_node/x-")); // x-<session>-<nonce>-<seq>
 /// let token = guard.fencing_token();
 /// guard.write(|m| m.set_data("/config", token.to_string().as_bytes(), None)).await?;
-/// assert!(lock.try_lock().await?.is_none());
+/// assert!(lock.try_acquire().await?.is_none());
 /// guard.release().await?;
 /// # server.shutdown().await;
 /// # Ok(()) }
@@ -63,48 +66,7 @@ impl WriteLock {
         self
     }
 
-    /// The counters.
-    pub fn stats(&self) -> &Arc<LockStats> {
-        &self.stats
-    }
-
-    /// Takes the lock if our node is the lowest, else deletes it: `Ok(None)`.
-    ///
-    /// # Errors
-    /// Client errors other than connection loss; [`crate::Error::LockLost`] if our node is
-    /// deleted by someone else meanwhile.
-    ///
-    /// # Cancellation
-    /// Safe: a node this call may have created is deleted in the background.
-    pub async fn try_lock(&self) -> Result<Option<LockGuard>> {
-        self.acquire(Wait::No).await
-    }
-
-    /// Takes the lock, waiting in line.
-    ///
-    /// # Errors
-    /// As [`WriteLock::try_lock`]; the session ending while waiting.
-    ///
-    /// # Cancellation
-    /// As [`WriteLock::try_lock`].
-    pub async fn lock(&self) -> Result<LockGuard> {
-        let guard = self.acquire(Wait::Forever).await?;
-        Ok(guard.expect("an unbounded wait ends only with the lock or an error"))
-    }
-
-    /// Takes the lock, waiting at most `timeout`; on timeout our node is deleted before
-    /// `Ok(None)` is returned.
-    ///
-    /// # Errors
-    /// As [`WriteLock::lock`].
-    ///
-    /// # Cancellation
-    /// As [`WriteLock::try_lock`].
-    pub async fn lock_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        self.acquire(Wait::timeout(timeout)).await
-    }
-
-    async fn acquire(&self, wait: Wait) -> Result<Option<LockGuard>> {
+    async fn contend(&self, wait: Wait) -> Result<Option<LockGuard>> {
         let contest = Contest {
             client: &self.client,
             dir: &self.dir,
@@ -114,5 +76,21 @@ impl WriteLock {
         let nonce = &uuid_v4()[..8];
         let prefix = format!("x-{}-{nonce}-", self.client.session_id());
         contest.acquire(&prefix, Kind::Write, wait, None).await
+    }
+}
+
+impl Lock for WriteLock {
+    type Guard = LockGuard;
+
+    fn acquire_with(&self, wait: Wait) -> impl Future<Output = Result<Option<LockGuard>>> + Send {
+        self.contend(wait)
+    }
+
+    fn stats(&self) -> &Arc<LockStats> {
+        &self.stats
+    }
+
+    fn path(&self) -> &str {
+        &self.dir
     }
 }

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use shepherd_client::Client;
 use shepherd_recipes::{
-    EphemeralLock, LockGuard, MultiGuard, MultiLock, Mutex, ReadWriteLock, SemaphoreMutex,
-    SequentialLock, SharedLock, WaitStrategy, WriteLock,
+    AnyGuard, EphemeralLock, Guard, Lock, LockGuard, MultiLock, Mutex, ReadWriteLock,
+    SemaphoreMutex, SequentialLock, SharedLock, WaitStrategy, WriteLock,
 };
 use support::{children, connect, servers, unique, wait_children, within};
 
@@ -19,29 +19,8 @@ const CLIENTS: usize = 3;
 const TASKS: usize = 3;
 const ROUNDS: usize = 3;
 
-enum Held {
-    One(LockGuard),
-    Multi(MultiGuard),
-}
-
-impl Held {
-    fn tokens(&self) -> Vec<i64> {
-        match self {
-            Held::One(g) => vec![g.fencing_token()],
-            Held::Multi(g) => g.fencing_tokens(),
-        }
-    }
-
-    async fn release(self) {
-        match self {
-            Held::One(g) => g.release().await.expect("release"),
-            Held::Multi(g) => g.release().await.expect("release"),
-        }
-    }
-}
-
 type Acquire =
-    Arc<dyn Fn(Client, String) -> Pin<Box<dyn Future<Output = Held> + Send>> + Send + Sync>;
+    Arc<dyn Fn(Client, String) -> Pin<Box<dyn Future<Output = AnyGuard> + Send>> + Send + Sync>;
 
 /// Runs the contention and returns the number of acquisitions.
 async fn hammer(connect_to: &str, path: &str, acquire: Acquire) -> usize {
@@ -62,7 +41,7 @@ async fn hammer(connect_to: &str, path: &str, acquire: Acquire) -> usize {
                         0,
                         "two holders at once"
                     );
-                    let tokens = held.tokens();
+                    let tokens = held.fencing_token();
                     {
                         let mut last = last.lock().unwrap();
                         if let Some(prev) = last.as_ref() {
@@ -78,7 +57,7 @@ async fn hammer(connect_to: &str, path: &str, acquire: Acquire) -> usize {
                     tokio::task::yield_now().await;
                     assert_eq!(inside.fetch_sub(1, Ordering::SeqCst), 1);
                     done.fetch_add(1, Ordering::SeqCst);
-                    held.release().await;
+                    held.release().await.expect("release");
                 }
             }));
         }
@@ -114,7 +93,7 @@ where
 {
     Arc::new(move |c, p| {
         let fut = f(c, p);
-        Box::pin(async move { Held::One(fut.await) })
+        Box::pin(async move { AnyGuard::One(fut.await) })
     })
 }
 
@@ -124,7 +103,7 @@ async fn ephemeral_lock_excludes() {
         "excl-ephemeral",
         one(|c, p| async move {
             EphemeralLock::new(&c, format!("{p}/lock"))
-                .lock()
+                .acquire()
                 .await
                 .unwrap()
         }),
@@ -140,7 +119,7 @@ async fn sequential_lock_excludes_both_strategies() {
             one(move |c, p| async move {
                 SequentialLock::new(&c, p)
                     .with_strategy(s)
-                    .lock()
+                    .acquire()
                     .await
                     .unwrap()
             }),
@@ -153,7 +132,7 @@ async fn sequential_lock_excludes_both_strategies() {
 async fn write_lock_excludes() {
     run(
         "excl-writelock",
-        one(|c, p| async move { WriteLock::new(&c, p).lock().await.unwrap() }),
+        one(|c, p| async move { WriteLock::new(&c, p).acquire().await.unwrap() }),
     )
     .await;
 }
@@ -166,7 +145,8 @@ async fn shared_lock_writers_exclude() {
             one(move |c, p| async move {
                 SharedLock::new(&c, p)
                     .with_strategy(s)
-                    .write()
+                    .write_lock()
+                    .acquire()
                     .await
                     .unwrap()
             }),
@@ -197,7 +177,13 @@ async fn semaphore_mutex_excludes() {
 async fn read_write_lock_writers_exclude() {
     run(
         "excl-rw",
-        one(|c, p| async move { ReadWriteLock::new(&c, p).write_lock().await.unwrap() }),
+        one(|c, p| async move {
+            ReadWriteLock::new(&c, p)
+                .write_lock()
+                .acquire()
+                .await
+                .unwrap()
+        }),
     )
     .await;
 }
@@ -207,7 +193,7 @@ async fn multi_lock_excludes() {
     let acquire: Acquire = Arc::new(|c, p| {
         Box::pin(async move {
             let multi = MultiLock::new(&c, [format!("{p}/a"), format!("{p}/b")]);
-            Held::Multi(multi.acquire().await.unwrap())
+            AnyGuard::Multi(multi.acquire().await.unwrap())
         })
     });
     run("excl-multi", acquire).await;
@@ -229,14 +215,14 @@ async fn shared_lock_readers_share_writers_exclude() {
                     let lock = SharedLock::new(&client, path).with_strategy(strategy);
                     for r in 0..ROUNDS {
                         if (i + r) % 3 == 0 {
-                            let g = lock.write().await.unwrap();
+                            let g = lock.write_lock().acquire().await.unwrap();
                             assert_eq!(writers.fetch_add(1, Ordering::SeqCst), 0);
                             assert_eq!(readers.load(Ordering::SeqCst), 0);
                             client.exists("/").await.unwrap();
                             writers.fetch_sub(1, Ordering::SeqCst);
                             g.release().await.unwrap();
                         } else {
-                            let g = lock.read().await.unwrap();
+                            let g = lock.read_lock().acquire().await.unwrap();
                             readers.fetch_add(1, Ordering::SeqCst);
                             assert_eq!(writers.load(Ordering::SeqCst), 0);
                             client.exists("/").await.unwrap();

@@ -11,8 +11,8 @@ mod support;
 use std::time::Duration;
 
 use shepherd_client::Error as ZkError;
-use shepherd_recipes::{Error, LockStats, LostReason};
-use support::kinds::{ALL, Held, ephemerals};
+use shepherd_recipes::{AnyGuard, Error, Guard, Lock, LockKind, LockStats, LostReason};
+use support::kinds::{KindExt, ephemerals};
 use support::{Proxy, connect, servers, unique, within};
 
 const FREE: Duration = Duration::from_secs(5);
@@ -26,8 +26,8 @@ async fn expiry_while_waiting_fails_and_leaves_no_node() {
         let base = unique("expire-waiting");
         let mut held = Vec::new();
         let mut waiting = Vec::new();
-        for kind in ALL {
-            let path = format!("{base}/{}", kind.name());
+        for kind in LockKind::ALL {
+            let path = format!("{base}/{}", kind.as_str());
             let h = kind
                 .exclusive()
                 .take(&holder, &path, &LockStats::new())
@@ -35,7 +35,7 @@ async fn expiry_while_waiting_fails_and_leaves_no_node() {
             let stats = LockStats::new();
             let task = tokio::spawn({
                 let (c, p, st) = (waiter.clone(), path.clone(), stats.clone());
-                async move { kind.acquire(&c, &p, &st, None).await.map(drop) }
+                async move { kind.build(&c, p).with_stats(st).acquire().await.map(drop) }
             });
             within(
                 &format!("{kind:?} waiting"),
@@ -51,12 +51,12 @@ async fn expiry_while_waiting_fails_and_leaves_no_node() {
             .partition(|(_, owner)| *owner == holder.session_id());
         assert_eq!(
             held_nodes.len(),
-            ALL.len() + 1,
+            LockKind::ALL.len() + 1,
             "one node each, two for multi"
         );
         // One each in line, but none for the fixed-node lock and two for the semaphore (its
         // lease, and its place in the inner `locks` mutex that it holds while it waits).
-        assert_eq!(waiter_nodes.len(), ALL.len(), "{waiter_nodes:?}");
+        assert_eq!(waiter_nodes.len(), LockKind::ALL.len(), "{waiter_nodes:?}");
 
         server.expire(&waiter, &proxy).await;
         for (kind, task) in waiting {
@@ -80,7 +80,8 @@ async fn expiry_while_waiting_fails_and_leaves_no_node() {
         for (kind, path, h) in held {
             h.release().await.unwrap();
             let next = kind
-                .acquire(&fresh, &path, &LockStats::new(), Some(FREE))
+                .build(&fresh, &path)
+                .acquire_timeout(FREE)
                 .await
                 .unwrap()
                 .unwrap_or_else(|| panic!("{kind:?}: free after the holder's release"));
@@ -90,7 +91,7 @@ async fn expiry_while_waiting_fails_and_leaves_no_node() {
         eprintln!(
             "{}: {} waiting acquisitions failed with SessionExpired, no node left",
             server.name,
-            ALL.len()
+            LockKind::ALL.len()
         );
     }
 }
@@ -101,9 +102,9 @@ async fn expiry_while_holding_fires_lost_for_every_type() {
         let proxy = Proxy::start(&server.connect).await;
         let client = connect(proxy.addr()).await;
         let base = unique("expire-holding");
-        let mut held: Vec<(_, _, Held)> = Vec::new();
-        for kind in ALL {
-            let path = format!("{base}/{}", kind.name());
+        let mut held: Vec<(_, _, AnyGuard)> = Vec::new();
+        for kind in LockKind::ALL {
+            let path = format!("{base}/{}", kind.as_str());
             let h = kind.take(&client, &path, &LockStats::new()).await;
             held.push((kind, path, h));
         }
@@ -120,17 +121,18 @@ async fn expiry_while_holding_fires_lost_for_every_type() {
             );
             for node in h.paths() {
                 assert!(
-                    other.exists(&node).await.unwrap().is_none(),
+                    other.exists(node).await.unwrap().is_none(),
                     "{kind:?}: {node} went with the session"
                 );
             }
             // The next contender gets it at once, with a larger token.
             let next = kind
-                .acquire(&other, &path, &LockStats::new(), Some(FREE))
+                .build(&other, &path)
+                .acquire_timeout(FREE)
                 .await
                 .unwrap()
                 .unwrap_or_else(|| panic!("{kind:?}: free after expiry"));
-            let (old, new) = (h.tokens(), next.tokens());
+            let (old, new) = (h.fencing_token(), next.fencing_token());
             assert!(
                 old.iter().zip(&new).all(|(o, n)| n > o),
                 "{kind:?}: {old:?} then {new:?}"

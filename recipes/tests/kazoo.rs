@@ -21,8 +21,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use shepherd_client::{Client, CreateOptions};
-use shepherd_recipes::{LockStats, Mutex, WaitStrategy};
-use support::kinds::{Held, Kind};
+use shepherd_recipes::{AnyGuard, Guard, Lock, LockKind, LockStats, Mutex, WaitStrategy};
+use support::kinds::KindExt;
 use support::{connect, servers, settle, unique, wait_children, within};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
@@ -178,11 +178,11 @@ async fn unmark(client: &Client, path: &str, write: bool) {
 }
 
 fn spawn_take(
-    kind: Kind,
+    kind: LockKind,
     c: &Client,
     path: &str,
     stats: &Arc<LockStats>,
-) -> tokio::task::JoinHandle<Held> {
+) -> tokio::task::JoinHandle<AnyGuard> {
     let (c, path, stats) = (c.clone(), path.to_owned(), stats.clone());
     tokio::spawn(async move { kind.take(&c, &path, &stats).await })
 }
@@ -244,10 +244,15 @@ async fn shepherd_and_kazoo_read_write_locks_interoperate() {
     }
     for server in servers().await {
         for (read, write, read_patterns, write_patterns) in [
-            (Kind::RwRead, Kind::RwWrite, "__WRIT__", "__WRIT__,__READ__"),
             (
-                Kind::SharedRead(WaitStrategy::Predecessor),
-                Kind::SharedWrite(WaitStrategy::Predecessor),
+                LockKind::RwRead,
+                LockKind::RwWrite,
+                "__WRIT__",
+                "__WRIT__,__READ__",
+            ),
+            (
+                LockKind::SharedRead(WaitStrategy::Predecessor),
+                LockKind::SharedWrite(WaitStrategy::Predecessor),
                 "-write-",
                 "-write-,-read-",
             ),
@@ -272,12 +277,8 @@ async fn shepherd_and_kazoo_read_write_locks_interoperate() {
             // 2. Our reader shares with kazoo's at once.
             let r = within(
                 "our reader shares with kazoo's",
-                read.acquire(
-                    &client,
-                    &path,
-                    &LockStats::new(),
-                    Some(Duration::from_secs(5)),
-                ),
+                read.build(&client, &path)
+                    .acquire_timeout(Duration::from_secs(5)),
             )
             .await
             .unwrap()

@@ -5,8 +5,8 @@ mod support;
 use std::time::Duration;
 
 use shepherd_recipes::{
-    EphemeralLock, Error, MultiLock, Mutex, ReadWriteLock, SemaphoreMutex, SequentialLock,
-    SharedLock, WriteLock,
+    EphemeralLock, Error, Guard, Lock, MultiLock, Mutex, ReadWriteLock, SemaphoreMutex,
+    SequentialLock, SharedLock, WriteLock,
 };
 use support::{children, connect, servers, unique, wait_children, within};
 
@@ -22,19 +22,19 @@ async fn timeouts_leave_no_node() {
 
         let path = unique("to-eph");
         let held = EphemeralLock::new(&a, format!("{path}/lock"))
-            .lock()
+            .acquire()
             .await
             .unwrap();
         assert!(
             EphemeralLock::new(&b, format!("{path}/lock"))
-                .lock_timeout(SHORT)
+                .acquire_timeout(SHORT)
                 .await
                 .unwrap()
                 .is_none()
         );
         assert!(
             EphemeralLock::new(&b, format!("{path}/lock"))
-                .try_lock()
+                .try_acquire()
                 .await
                 .unwrap()
                 .is_none()
@@ -43,31 +43,31 @@ async fn timeouts_leave_no_node() {
         held.release().await.unwrap();
 
         let path = unique("to-seq");
-        let held = SequentialLock::new(&a, &path).lock().await.unwrap();
+        let held = SequentialLock::new(&a, &path).acquire().await.unwrap();
         assert!(
             SequentialLock::new(&b, &path)
-                .lock_timeout(SHORT)
+                .acquire_timeout(SHORT)
                 .await
                 .unwrap()
                 .is_none()
         );
         assert!(
             SequentialLock::new(&b, &path)
-                .try_lock()
+                .try_acquire()
                 .await
                 .unwrap()
                 .is_none()
         );
         assert!(
             WriteLock::new(&b, &path)
-                .lock_timeout(SHORT)
+                .acquire_timeout(SHORT)
                 .await
                 .unwrap()
                 .is_none()
         );
         assert!(
             WriteLock::new(&b, &path)
-                .try_lock()
+                .try_acquire()
                 .await
                 .unwrap()
                 .is_none()
@@ -88,21 +88,24 @@ async fn timeouts_leave_no_node() {
         );
         assert!(
             SharedLock::new(&b, &path)
-                .read_timeout(SHORT)
+                .read_lock()
+                .acquire_timeout(SHORT)
                 .await
                 .unwrap()
                 .is_none()
         );
         assert!(
             ReadWriteLock::new(&b, &path)
-                .read_lock_timeout(SHORT)
+                .read_lock()
+                .acquire_timeout(SHORT)
                 .await
                 .unwrap()
                 .is_none()
         );
         assert!(
             ReadWriteLock::new(&b, &path)
-                .write_lock_timeout(SHORT)
+                .write_lock()
+                .acquire_timeout(SHORT)
                 .await
                 .unwrap()
                 .is_none()
@@ -114,23 +117,30 @@ async fn timeouts_leave_no_node() {
         held.release().await.unwrap();
 
         let path = unique("to-shared");
-        let reader = SharedLock::new(&a, &path).read().await.unwrap();
+        let reader = SharedLock::new(&a, &path)
+            .read_lock()
+            .acquire()
+            .await
+            .unwrap();
         assert!(
             SharedLock::new(&b, &path)
-                .write_timeout(SHORT)
+                .write_lock()
+                .acquire_timeout(SHORT)
                 .await
                 .unwrap()
                 .is_none()
         );
         assert!(
             SharedLock::new(&b, &path)
-                .try_write()
+                .write_lock()
+                .try_acquire()
                 .await
                 .unwrap()
                 .is_none()
         );
         let other_reader = SharedLock::new(&b, &path)
-            .try_read()
+            .read_lock()
+            .try_acquire()
             .await
             .unwrap()
             .expect("readers share");
@@ -164,7 +174,7 @@ async fn timeouts_leave_no_node() {
         assert_eq!(children(&a, &pb).await.len(), 1);
         held.release().await.unwrap();
         let both = within("multi", multi.acquire()).await.unwrap();
-        assert_eq!(both.fencing_tokens().len(), 2);
+        assert_eq!(both.fencing_token().len(), 2);
         both.release().await.unwrap();
         assert!(children(&a, &pa).await.is_empty() && children(&a, &pb).await.is_empty());
     }
@@ -202,7 +212,7 @@ async fn cancelled_acquisitions_leave_no_node() {
             }
             tokio::select! {
                 biased;
-                _ = seq.lock() => panic!("the lock is held"),
+                _ = seq.acquire() => panic!("the lock is held"),
                 _ = std::future::ready(()) => {}
             }
         }
@@ -218,7 +228,7 @@ async fn cancelled_acquisitions_leave_no_node() {
         let eph = EphemeralLock::new(&b, format!("{fixed}/lock"));
         tokio::select! {
             biased;
-            _ = eph.lock() => panic!("not polled twice"),
+            _ = eph.acquire() => panic!("not polled twice"),
             _ = std::future::ready(()) => {}
         }
         b.exists("/").await.unwrap();
@@ -284,21 +294,38 @@ async fn read_write_lock_reentrancy_downgrade_no_upgrade() {
         let mine = ReadWriteLock::new(&a, &path);
         let other = ReadWriteLock::new(&b, &path);
 
-        let w1 = mine.write_lock().await.unwrap();
-        let w2 = mine.write_lock().await.unwrap();
+        let w1 = mine.write_lock().acquire().await.unwrap();
+        let w2 = mine.write_lock().acquire().await.unwrap();
         assert_eq!(mine.write_hold_count(), 2);
-        assert!(other.read_lock_timeout(SHORT).await.unwrap().is_none());
+        assert!(
+            other
+                .read_lock()
+                .acquire_timeout(SHORT)
+                .await
+                .unwrap()
+                .is_none()
+        );
         // Downgrade: the writer takes the read half, then lets the write half go.
-        let r = within("downgrade", mine.read_lock()).await.unwrap();
+        let r = within("downgrade", mine.read_lock().acquire())
+            .await
+            .unwrap();
         assert!(r.path().contains("__READ__") && w1.path().contains("__WRIT__"));
         drop(w1);
         w2.release().await.unwrap();
         assert_eq!(mine.write_hold_count(), 0);
-        let shared = within("other reader", other.read_lock()).await.unwrap();
-        assert!(other.write_lock_timeout(SHORT).await.unwrap_err_or_none());
+        let shared = within("other reader", other.read_lock().acquire())
+            .await
+            .unwrap();
+        assert!(
+            other
+                .write_lock()
+                .acquire_timeout(SHORT)
+                .await
+                .unwrap_err_or_none()
+        );
         // Upgrade refused rather than deadlocking.
         assert!(matches!(
-            mine.write_lock().await,
+            mine.write_lock().acquire().await,
             Err(Error::UpgradeNotSupported)
         ));
         drop(shared);

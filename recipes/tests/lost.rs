@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use shepherd_client::{Client, CreateOptions, Error as ZkError, ErrorCode};
 use shepherd_recipes::{
-    EphemeralLock, Error, LockGuard, LockStats, LostReason, Mutex, ReadWriteLock, SemaphoreMutex,
-    SequentialLock, SharedLock, WriteLock,
+    EphemeralLock, Error, Guard, Lock, LockGuard, LockKind, LockStats, LostReason, Mutex,
+    ReadWriteLock, SemaphoreMutex, SequentialLock, SharedLock, WriteLock,
 };
-use support::kinds::{ALL, Kind};
+use support::kinds::KindExt;
 use support::{
     OP_CREATE, OP_CREATE2, OP_DELETE, Proxy, children, connect, connect_with, expire, servers,
     unique, within,
@@ -26,7 +26,7 @@ async fn expiry_while_holding_fires_lost() {
         let mutex = Mutex::new(&client, &path);
         let guard = mutex.acquire().await.unwrap();
         let eph = EphemeralLock::new(&client, format!("{path}-eph"))
-            .lock()
+            .acquire()
             .await
             .unwrap();
         let lost = guard.lost();
@@ -66,7 +66,7 @@ async fn deleted_lock_node_fails_guarded_writes() {
             .unwrap();
         let guards: Vec<LockGuard> = vec![
             SequentialLock::new(&client, format!("{path}/seq"))
-                .lock()
+                .acquire()
                 .await
                 .unwrap(),
             Mutex::new(&client, format!("{path}/mutex"))
@@ -74,11 +74,13 @@ async fn deleted_lock_node_fails_guarded_writes() {
                 .await
                 .unwrap(),
             SharedLock::new(&client, format!("{path}/shared"))
-                .write()
+                .write_lock()
+                .acquire()
                 .await
                 .unwrap(),
             ReadWriteLock::new(&client, format!("{path}/rw"))
                 .read_lock()
+                .acquire()
                 .await
                 .unwrap(),
             SemaphoreMutex::new(&client, format!("{path}/sem"))
@@ -86,11 +88,11 @@ async fn deleted_lock_node_fails_guarded_writes() {
                 .await
                 .unwrap(),
             WriteLock::new(&client, format!("{path}/wl"))
-                .lock()
+                .acquire()
                 .await
                 .unwrap(),
             EphemeralLock::new(&client, format!("{path}/eph"))
-                .lock()
+                .acquire()
                 .await
                 .unwrap(),
         ];
@@ -139,7 +141,7 @@ async fn disconnected_past_session_timeout_fires_lost() {
         // ZooKeeper's minimum (two ticks of 2 s) is what we get.
         let client = connect_with(proxy.addr(), Duration::from_secs(4)).await;
         let guard = SequentialLock::new(&client, unique("disconnect"))
-            .lock()
+            .acquire()
             .await
             .unwrap();
         proxy.pause(true);
@@ -171,8 +173,8 @@ async fn connection_loss_during_create_and_delete_leaves_no_orphan() {
             .create(&base, b"", &CreateOptions::persistent())
             .await
             .unwrap();
-        for kind in ALL {
-            let path = format!("{base}/{}", kind.name());
+        for kind in LockKind::ALL {
+            let path = format!("{base}/{}", kind.as_str());
             // The folders exist, so the create that is cut is the one that makes our node.
             for dir in std::iter::once(path.clone()).chain(kind.dirs(&path)) {
                 match admin.create(&dir, b"", &CreateOptions::persistent()).await {
@@ -200,7 +202,7 @@ async fn connection_loss_during_create_and_delete_leaves_no_orphan() {
                 nodes,
                 "{kind:?}: exactly our node(s)"
             );
-            for (node, token) in nodes.iter().zip(held.tokens()) {
+            for (node, token) in nodes.iter().zip(held.fencing_token()) {
                 assert_eq!(admin.exists(node).await.unwrap().unwrap().czxid, token);
             }
 
@@ -222,13 +224,13 @@ async fn connection_loss_during_create_and_delete_leaves_no_orphan() {
         eprintln!(
             "{}: {} lock kinds acquired and released across cut replies",
             server.name,
-            ALL.len()
+            LockKind::ALL.len()
         );
     }
 }
 
 /// Every node in the lock folders of `kind` on `path`, sorted.
-async fn lock_nodes(admin: &Client, kind: Kind, path: &str) -> Vec<String> {
+async fn lock_nodes(admin: &Client, kind: LockKind, path: &str) -> Vec<String> {
     let mut out = Vec::new();
     for dir in kind.dirs(path) {
         out.extend(

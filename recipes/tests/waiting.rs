@@ -8,15 +8,19 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
-use std::time::Duration;
 
 use shepherd_client::Client;
-use shepherd_recipes::{LockStats, WaitStrategy};
-use support::kinds::{Held, Kind};
+use shepherd_recipes::{AnyGuard, Guard, Lock, LockKind, LockStats, WaitStrategy};
+use support::kinds::KindExt;
 use support::{connect, servers, settle, unique, wait_children, within};
 use tokio::task::JoinHandle;
 
-fn spawn_lock(kind: Kind, c: &Client, dir: &str, stats: &Arc<LockStats>) -> JoinHandle<Held> {
+fn spawn_lock(
+    kind: LockKind,
+    c: &Client,
+    dir: &str,
+    stats: &Arc<LockStats>,
+) -> JoinHandle<AnyGuard> {
     let (c, dir, stats) = (c.clone(), dir.to_owned(), stats.clone());
     tokio::spawn(async move { kind.take(&c, &dir, &stats).await })
 }
@@ -30,14 +34,14 @@ async fn read_write_locks_follow_seed_003() {
     for server in servers().await {
         for (read, write) in [
             (
-                Kind::SharedRead(WaitStrategy::Herd),
-                Kind::SharedWrite(WaitStrategy::Herd),
+                LockKind::SharedRead(WaitStrategy::Herd),
+                LockKind::SharedWrite(WaitStrategy::Herd),
             ),
             (
-                Kind::SharedRead(WaitStrategy::Predecessor),
-                Kind::SharedWrite(WaitStrategy::Predecessor),
+                LockKind::SharedRead(WaitStrategy::Predecessor),
+                LockKind::SharedWrite(WaitStrategy::Predecessor),
             ),
-            (Kind::RwRead, Kind::RwWrite),
+            (LockKind::RwRead, LockKind::RwWrite),
         ] {
             let herd = read.herd();
             let dir = unique("seed003");
@@ -60,19 +64,19 @@ async fn read_write_locks_follow_seed_003() {
                 // Nobody watches a node above them, so these probes wake no one.
                 let unseen = LockStats::new();
                 let probe =
-                    |kind: Kind| kind.acquire(&clients[0], &dir, &unseen, Some(Duration::ZERO));
+                    |kind: LockKind| kind.build(&clients[0], &dir).with_stats(unseen.clone());
                 assert!(
-                    probe(write).await.unwrap().is_none(),
+                    probe(write).try_acquire().await.unwrap().is_none(),
                     "{write:?}: a writer waits for everyone"
                 );
                 assert!(
-                    probe(read).await.unwrap().is_none(),
+                    probe(read).try_acquire().await.unwrap().is_none(),
                     "{read:?}: a reader waits for the lower writer"
                 );
             }
 
-            let r2_token = r2.tokens()[0];
-            assert!(r2_token > r1.tokens()[0]);
+            let r2_token = r2.fencing_token()[0];
+            assert!(r2_token > r1.fencing_token()[0]);
             r1.release().await.unwrap();
             // Herd: both waiters wake and wait again; predecessor: W3 watches R2, R4 watches W3.
             woke += if herd { 2 } else { 0 };
@@ -98,11 +102,11 @@ async fn read_write_locks_follow_seed_003() {
             settle(&clients).await;
             assert!(!r4.is_finished(), "{read:?}: R4 waits for W3");
 
-            let w3_token = w3.tokens()[0];
+            let w3_token = w3.fencing_token()[0];
             assert!(w3_token > r2_token);
             w3.release().await.unwrap();
             let r4 = within("R4 granted", r4).await.unwrap();
-            assert!(r4.tokens()[0] > w3_token);
+            assert!(r4.fencing_token()[0] > w3_token);
             r4.release().await.unwrap();
             wait_children(&clients[0], &dir, <[String]>::is_empty).await;
             eprintln!("{}: {read:?}/{write:?}: seed 003 step by step", server.name);
@@ -119,40 +123,40 @@ async fn clients(connect_to: &str, n: usize) -> Vec<Client> {
 }
 
 /// Wake-ups caused among `k` waiting contenders by one more contender arriving.
-fn arrival_wakeups(kind: Kind, k: u64) -> u64 {
+fn arrival_wakeups(kind: LockKind, k: u64) -> u64 {
     match kind {
         // Every waiter watches the folder's children, which the newcomer changes.
-        Kind::Sequential(WaitStrategy::Herd) | Kind::SharedWrite(WaitStrategy::Herd) => k,
+        LockKind::Sequential(WaitStrategy::Herd) | LockKind::SharedWrite(WaitStrategy::Herd) => k,
         // Predecessor watches, and the fixed node's watchers, see no change.
         _ => 0,
     }
 }
 
 /// Wake-ups and acquisitions counted after the holder's release, `waiters` waiting.
-fn release_effect(kind: Kind, waiters: u64) -> (u64, u64) {
+fn release_effect(kind: LockKind, waiters: u64) -> (u64, u64) {
     match kind {
         k if k.herd() => (waiters, 1),
         // The lease watcher wakes and takes the lease; then its release of the inner `locks`
         // mutex wakes the next in that queue, which takes that mutex (counted too) and waits
         // on the leases.
-        Kind::Semaphore => (2, 2),
+        LockKind::SemaphoreMutex => (2, 2),
         // The first waiter on `a` wakes, takes it, then takes the free `b` without waiting.
-        Kind::Multi => (1, 2),
+        LockKind::MultiLock => (1, 2),
         _ => (1, 1),
     }
 }
 
 /// Every exclusive kind.
-const EXCLUSIVE: [Kind; 9] = [
-    Kind::Sequential(WaitStrategy::Herd),
-    Kind::Sequential(WaitStrategy::Predecessor),
-    Kind::SharedWrite(WaitStrategy::Herd),
-    Kind::SharedWrite(WaitStrategy::Predecessor),
-    Kind::Ephemeral,
-    Kind::WriteLock,
-    Kind::Mutex,
-    Kind::RwWrite,
-    Kind::Semaphore,
+const EXCLUSIVE: [LockKind; 9] = [
+    LockKind::Sequential(WaitStrategy::Herd),
+    LockKind::Sequential(WaitStrategy::Predecessor),
+    LockKind::SharedWrite(WaitStrategy::Herd),
+    LockKind::SharedWrite(WaitStrategy::Predecessor),
+    LockKind::Ephemeral,
+    LockKind::WriteLock,
+    LockKind::Mutex,
+    LockKind::RwWrite,
+    LockKind::SemaphoreMutex,
 ];
 
 const WAITERS: u64 = 5;
@@ -162,7 +166,7 @@ const WAITERS: u64 = 5;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn herd_wakes_everyone_predecessor_wakes_one() {
     for server in servers().await {
-        for kind in EXCLUSIVE.into_iter().chain([Kind::Multi]) {
+        for kind in EXCLUSIVE.into_iter().chain([LockKind::MultiLock]) {
             let dir = unique("wake");
             let holder_client = connect(&server.connect).await;
             let holder = kind.take(&holder_client, &dir, &LockStats::new()).await;

@@ -36,9 +36,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use shepherd_client::{Client, CreateMode, CreateOptions};
-use shepherd_recipes::{
-    EphemeralLock, LockStats, Mutex, SequentialLock, SharedLock, StatsSnapshot, WaitStrategy,
-};
+use shepherd_recipes::{Guard, Lock, LockKind, LockStats, StatsSnapshot, WaitStrategy};
 use shepherd_server::{Server, ServerHandle};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -101,10 +99,24 @@ impl Recipe {
         }
     }
 
-    fn strategy(self) -> WaitStrategy {
+    /// The lock contender `index` takes: the shared recipes alternate readers (even) and
+    /// writers (odd).
+    fn kind(self, index: usize) -> LockKind {
+        use WaitStrategy::{Herd, Predecessor};
+        let shared = |s| {
+            if index % 2 == 0 {
+                LockKind::SharedRead(s)
+            } else {
+                LockKind::SharedWrite(s)
+            }
+        };
         match self {
-            Recipe::SequentialHerd | Recipe::SharedHerd => WaitStrategy::Herd,
-            _ => WaitStrategy::Predecessor,
+            Recipe::EphemeralExists => LockKind::Ephemeral,
+            Recipe::SequentialHerd => LockKind::Sequential(Herd),
+            Recipe::SequentialPredecessor => LockKind::Sequential(Predecessor),
+            Recipe::SharedHerd => shared(Herd),
+            Recipe::SharedPredecessor => shared(Predecessor),
+            Recipe::CuratorMutex => LockKind::Mutex,
         }
     }
 }
@@ -449,7 +461,6 @@ async fn run_one(
     // then the run's folders.
     close_all(clients).await;
     let cleanup = async {
-        let _ = coordinator.delete(&format!("{dir}/lock"), None).await;
         let _ = coordinator.delete(dir, None).await;
         let _ = coordinator.close().await;
     };
@@ -523,21 +534,21 @@ async fn measure(
 ) -> Result<Measured, String> {
     ensure_persistent(coordinator, ROOT).await?;
     ensure_persistent(coordinator, dir).await?;
-    let lock_path = format!("{dir}/lock");
-    // The node that blocks every contender until the measured phase starts.
+    // Every contender's lock is `LockKind::build` on `dir`: the fixed node `<dir>/lock`, or
+    // sequential nodes in `dir`. The node that blocks every contender until the measured
+    // phase starts:
     let blocker = if recipe == Recipe::EphemeralExists {
         coordinator
             .create(
-                &lock_path,
+                &format!("{dir}/lock"),
                 b"bench-coordinator",
                 &CreateOptions::ephemeral(),
             )
             .await
     } else {
-        ensure_persistent(coordinator, &lock_path).await?;
         coordinator
             .create(
-                &format!("{lock_path}/bench-coordinator-lock-"),
+                &format!("{dir}/bench-coordinator-lock-"),
                 b"",
                 &CreateOptions::new(CreateMode::EphemeralSequential),
             )
@@ -554,7 +565,7 @@ async fn measure(
             client.clone(),
             recipe,
             index,
-            lock_path.clone(),
+            dir.to_owned(),
             stats.clone(),
             deadline,
         ));
@@ -635,38 +646,8 @@ async fn contend(
     stats: Arc<LockStats>,
     deadline: Instant,
 ) -> Result<Instant, String> {
-    let left = deadline.saturating_duration_since(Instant::now());
-    let got = match recipe {
-        Recipe::EphemeralExists => {
-            EphemeralLock::new(&client, path)
-                .with_stats(stats)
-                .lock_timeout(left)
-                .await
-        }
-        Recipe::SequentialHerd | Recipe::SequentialPredecessor => {
-            SequentialLock::new(&client, path)
-                .with_strategy(recipe.strategy())
-                .with_stats(stats)
-                .lock_timeout(left)
-                .await
-        }
-        Recipe::SharedHerd | Recipe::SharedPredecessor => {
-            let lock = SharedLock::new(&client, path)
-                .with_strategy(recipe.strategy())
-                .with_stats(stats);
-            if index % 2 == 0 {
-                lock.read_timeout(left).await
-            } else {
-                lock.write_timeout(left).await
-            }
-        }
-        Recipe::CuratorMutex => {
-            Mutex::new(&client, path)
-                .with_stats(stats)
-                .acquire_timeout(left)
-                .await
-        }
-    };
+    let lock = recipe.kind(index).build(&client, path).with_stats(stats);
+    let got = lock.acquire_until(deadline).await;
     let guard = match got {
         Ok(Some(guard)) => guard,
         Ok(None) => return Err(format!("contender {index} timed out waiting for the lock")),

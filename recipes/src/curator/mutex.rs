@@ -10,19 +10,22 @@
 //! cancelled acquisition deletes its node (awaited on timeout, in the background on
 //! cancellation), as Curator's `deleteOurPath` does.
 
+use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 use shepherd_client::Client;
 
 use super::Reentrant;
-use crate::contend::{Contest, Wait, WaitStrategy};
+use crate::contend::{Contest, WaitStrategy};
 use crate::error::Result;
+use crate::lock::{Lock, Wait};
 use crate::lock_guard::LockGuard;
 use crate::names::{Kind, uuid_v4};
 use crate::stats::LockStats;
 
-/// A reentrant exclusive lock compatible with Curator's `InterProcessMutex`.
+/// A reentrant exclusive lock compatible with Curator's `InterProcessMutex`: acquiring again
+/// through the same value while it holds the lock returns another guard on the same node at
+/// once. Fair (predecessor watches).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -31,7 +34,7 @@ use crate::stats::LockStats;
 /// # let client = shepherd_client::Client::connect(&server.connect_string()).await?;
 /// # client.create("/config", b"v1", &shepherd_client::CreateOptions::persistent()).await?;
 /// use std::time::Duration;
-/// use shepherd_recipes::Mutex;
+/// use shepherd_recipes::{Guard, Lock, Mutex};
 /// let mutex = Mutex::new(&client, "/locks/orders");
 /// let outer = mutex.acquire().await?;
 /// let inner = mutex.acquire().await?; // same owner: re-entered, same node
@@ -75,16 +78,6 @@ impl Mutex {
         self
     }
 
-    /// The counters.
-    pub fn stats(&self) -> &Arc<LockStats> {
-        &self.stats
-    }
-
-    /// The lock folder.
-    pub fn path(&self) -> &str {
-        &self.path
-    }
-
     /// Whether this owner holds the lock (Curator's `isOwnedByCurrentThread`).
     pub fn is_held(&self) -> bool {
         self.owner.current().is_some()
@@ -95,37 +88,8 @@ impl Mutex {
         self.owner.hold_count()
     }
 
-    /// Takes the lock, waiting in line; re-enters at once if this owner holds it.
-    ///
-    /// # Errors
-    /// Client errors other than connection loss; [`crate::Error::LockLost`] if our node is
-    /// deleted by someone else while waiting; the session ending while waiting.
-    ///
-    /// # Cancellation
-    /// Safe: a node this call may have created is deleted in the background.
-    pub async fn acquire(&self) -> Result<LockGuard> {
-        let guard = self.acquire_wait(Wait::Forever).await?;
-        Ok(guard.expect("an unbounded wait ends only with the lock or an error"))
-    }
-
-    /// Takes the lock, waiting at most `timeout`; on timeout our node is deleted before
-    /// `Ok(None)` is returned. A zero timeout tries once.
-    ///
-    /// # Errors
-    /// As [`Mutex::acquire`].
-    ///
-    /// # Cancellation
-    /// As [`Mutex::acquire`].
-    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        let wait = if timeout.is_zero() {
-            Wait::No
-        } else {
-            Wait::timeout(timeout)
-        };
-        self.acquire_wait(wait).await
-    }
-
-    pub(crate) async fn acquire_wait(&self, wait: Wait) -> Result<Option<LockGuard>> {
+    /// Re-enters this owner's hold, or queues a fresh node.
+    async fn contend(&self, wait: Wait) -> Result<Option<LockGuard>> {
         self.owner
             .acquire(wait, |wait| async move {
                 let contest = Contest {
@@ -138,5 +102,21 @@ impl Mutex {
                 contest.acquire(&prefix, Kind::Write, wait, None).await
             })
             .await
+    }
+}
+
+impl Lock for Mutex {
+    type Guard = LockGuard;
+
+    fn acquire_with(&self, wait: Wait) -> impl Future<Output = Result<Option<LockGuard>>> + Send {
+        self.contend(wait)
+    }
+
+    fn stats(&self) -> &Arc<LockStats> {
+        &self.stats
+    }
+
+    fn path(&self) -> &str {
+        &self.path
     }
 }

@@ -13,19 +13,23 @@
 //! read half (downgrade: take read, release write); holding only the read half, taking the
 //! write half fails with [`Error::UpgradeNotSupported`] instead of waiting for ourselves.
 
+use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 use shepherd_client::Client;
 
 use super::Reentrant;
-use crate::contend::{Contest, Wait, WaitStrategy};
+use crate::contend::{Contest, WaitStrategy};
 use crate::error::{Error, Result};
+use crate::half::{ReadHalf, ReadWrite, WriteHalf};
+use crate::lock::Wait;
 use crate::lock_guard::LockGuard;
 use crate::names::{Kind, base, uuid_v4};
 use crate::stats::LockStats;
 
-/// A reentrant read/write lock compatible with Curator's `InterProcessReadWriteLock`.
+/// A reentrant read/write lock compatible with Curator's `InterProcessReadWriteLock`, taken
+/// through its halves, [`read_lock`](ReadWriteLock::read_lock) and
+/// [`write_lock`](ReadWriteLock::write_lock). Fair (predecessor watches).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -34,16 +38,16 @@ use crate::stats::LockStats;
 /// # let client = shepherd_client::Client::connect(&server.connect_string()).await?;
 /// # client.create("/config", b"v1", &shepherd_client::CreateOptions::persistent()).await?;
 /// use std::time::Duration;
-/// use shepherd_recipes::ReadWriteLock;
+/// use shepherd_recipes::{Guard, Lock, ReadWriteLock};
 /// let lock = ReadWriteLock::new(&client, "/locks/catalog");
-/// let write = lock.write_lock().await?;
+/// let write = lock.write_lock().acquire().await?;
 /// let token = write.fencing_token();
 /// write.write(|m| m.set_data("/config", token.to_string().as_bytes(), None)).await?;
 /// let other = ReadWriteLock::new(&client, "/locks/catalog"); // another owner
-/// assert!(other.read_lock_timeout(Duration::from_millis(50)).await?.is_none());
-/// let read = lock.read_lock().await?; // the writer may read
+/// assert!(other.read_lock().acquire_timeout(Duration::from_millis(50)).await?.is_none());
+/// let read = lock.read_lock().acquire().await?; // the writer may read
 /// write.release().await?; // downgraded: still reading, others may read too
-/// let shared = other.read_lock().await?;
+/// let shared = other.read_lock().acquire().await?;
 /// assert!(shared.fencing_token() > read.fencing_token());
 /// read.release().await?;
 /// shared.release().await?;
@@ -77,9 +81,28 @@ impl ReadWriteLock {
         self
     }
 
-    /// The counters.
+    /// The counters both halves count into.
     pub fn stats(&self) -> &Arc<LockStats> {
         &self.stats
+    }
+
+    /// The lock folder.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The read half (Curator's `readLock()`): waits for every lower write node but this
+    /// owner's own, so the write holder may take it (a downgrade: take read, release write).
+    /// Reentrant per owner.
+    pub fn read_lock(&self) -> ReadHalf<'_, ReadWriteLock> {
+        ReadHalf::new(self)
+    }
+
+    /// The write half (Curator's `writeLock()`): waits for every lower node. Reentrant per
+    /// owner; taking it while this owner holds only the read half fails with
+    /// [`Error::UpgradeNotSupported`] instead of waiting for ourselves.
+    pub fn write_lock(&self) -> WriteHalf<'_, ReadWriteLock> {
+        WriteHalf::new(self)
     }
 
     /// Guards this owner holds on the read half.
@@ -92,54 +115,6 @@ impl ReadWriteLock {
         self.write.hold_count()
     }
 
-    /// Takes the read half: waits for every lower write node but this owner's own.
-    ///
-    /// # Errors
-    /// Client errors other than connection loss; [`Error::LockLost`] if our node is deleted by
-    /// someone else while waiting; the session ending while waiting.
-    ///
-    /// # Cancellation
-    /// Safe: a node this call may have created is deleted in the background.
-    pub async fn read_lock(&self) -> Result<LockGuard> {
-        let guard = self.read_wait(Wait::Forever).await?;
-        Ok(guard.expect("an unbounded wait ends only with the lock or an error"))
-    }
-
-    /// As [`ReadWriteLock::read_lock`], waiting at most `timeout` (`Ok(None)`, node deleted).
-    ///
-    /// # Errors
-    /// As [`ReadWriteLock::read_lock`].
-    ///
-    /// # Cancellation
-    /// As [`ReadWriteLock::read_lock`].
-    pub async fn read_lock_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        self.read_wait(Wait::timeout(timeout)).await
-    }
-
-    /// Takes the write half: waits for every lower node.
-    ///
-    /// # Errors
-    /// [`Error::UpgradeNotSupported`] if this owner holds the read half but not the write
-    /// half; otherwise as [`ReadWriteLock::read_lock`].
-    ///
-    /// # Cancellation
-    /// As [`ReadWriteLock::read_lock`].
-    pub async fn write_lock(&self) -> Result<LockGuard> {
-        let guard = self.write_wait(Wait::Forever).await?;
-        Ok(guard.expect("an unbounded wait ends only with the lock or an error"))
-    }
-
-    /// As [`ReadWriteLock::write_lock`], waiting at most `timeout` (`Ok(None)`, node deleted).
-    ///
-    /// # Errors
-    /// As [`ReadWriteLock::write_lock`].
-    ///
-    /// # Cancellation
-    /// As [`ReadWriteLock::read_lock`].
-    pub async fn write_lock_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        self.write_wait(Wait::timeout(timeout)).await
-    }
-
     fn contest(&self) -> Contest<'_> {
         Contest {
             client: &self.client,
@@ -149,7 +124,7 @@ impl ReadWriteLock {
         }
     }
 
-    async fn read_wait(&self, wait: Wait) -> Result<Option<LockGuard>> {
+    async fn contend_read(&self, wait: Wait) -> Result<Option<LockGuard>> {
         self.read
             .acquire(wait, |wait| async move {
                 // Keep our write hold (if any) alive while we queue behind it.
@@ -166,7 +141,7 @@ impl ReadWriteLock {
             .await
     }
 
-    async fn write_wait(&self, wait: Wait) -> Result<Option<LockGuard>> {
+    async fn contend_write(&self, wait: Wait) -> Result<Option<LockGuard>> {
         if self.write.current().is_none() && self.read.current().is_some() {
             return Err(Error::UpgradeNotSupported);
         }
@@ -178,5 +153,23 @@ impl ReadWriteLock {
                     .await
             })
             .await
+    }
+}
+
+impl ReadWrite for ReadWriteLock {
+    fn acquire_read(&self, wait: Wait) -> impl Future<Output = Result<Option<LockGuard>>> + Send {
+        self.contend_read(wait)
+    }
+
+    fn acquire_write(&self, wait: Wait) -> impl Future<Output = Result<Option<LockGuard>>> + Send {
+        self.contend_write(wait)
+    }
+
+    fn stats(&self) -> &Arc<LockStats> {
+        &self.stats
+    }
+
+    fn path(&self) -> &str {
+        &self.path
     }
 }

@@ -12,21 +12,26 @@
 //! Curator); the guard is the lease node, and may be released by any task it is moved to; a
 //! timed-out or cancelled acquisition deletes its lease node and releases the `locks` mutex.
 
+use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 use shepherd_client::{Client, Error as ZkError};
 use tokio::time::timeout_at;
 
 use super::Mutex;
-use crate::contend::{Cleanup, Wait};
+use crate::contend::Cleanup;
 use crate::error::{Error, Result};
-use crate::lock_guard::{LockGuard, LostReason};
+use crate::guard::Guard;
+use crate::lock::{Lock, Wait};
+use crate::lock_guard::LockGuard;
+use crate::lost::LostReason;
 use crate::names::{base, join, uuid_v4};
 use crate::node::{Pending, create_sequential, wait_not_disconnected};
 use crate::stats::LockStats;
 
-/// A non-reentrant exclusive lock compatible with Curator's `InterProcessSemaphoreMutex`.
+/// A non-reentrant exclusive lock compatible with Curator's `InterProcessSemaphoreMutex`. Fair
+/// (the lease takers queue in the inner mutex); the guard is not tied to the task that took it.
+/// A wait bound covers the inner mutex and the lease together.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -35,7 +40,7 @@ use crate::stats::LockStats;
 /// # let client = shepherd_client::Client::connect(&server.connect_string()).await?;
 /// # client.create("/config", b"v1", &shepherd_client::CreateOptions::persistent()).await?;
 /// use std::time::Duration;
-/// use shepherd_recipes::SemaphoreMutex;
+/// use shepherd_recipes::{Guard, Lock, SemaphoreMutex};
 /// let lock = SemaphoreMutex::new(&client, "/locks/batch");
 /// let guard = lock.acquire().await?;
 /// let token = guard.fencing_token();
@@ -71,41 +76,12 @@ impl SemaphoreMutex {
         self
     }
 
-    /// The counters.
-    pub fn stats(&self) -> &Arc<LockStats> {
-        &self.stats
-    }
-
-    /// Takes the lease, waiting as long as it takes.
-    ///
-    /// # Errors
-    /// Client errors other than connection loss; [`Error::LockLost`] if our lease node is
-    /// deleted by someone else while waiting; the session ending while waiting.
-    ///
-    /// # Cancellation
-    /// Safe: the lease node is deleted and the inner mutex released in the background.
-    pub async fn acquire(&self) -> Result<LockGuard> {
-        let guard = self.acquire_wait(Wait::Forever).await?;
-        Ok(guard.expect("an unbounded wait ends only with the lock or an error"))
-    }
-
-    /// Takes the lease, waiting at most `timeout` (for the inner mutex and the lease
-    /// together); on timeout our nodes are deleted before `Ok(None)` is returned.
-    ///
-    /// # Errors
-    /// As [`SemaphoreMutex::acquire`].
-    ///
-    /// # Cancellation
-    /// As [`SemaphoreMutex::acquire`].
-    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<LockGuard>> {
-        self.acquire_wait(Wait::timeout(timeout)).await
-    }
-
-    async fn acquire_wait(&self, wait: Wait) -> Result<Option<LockGuard>> {
+    /// Takes the inner `locks` mutex, then the lease, then lets the mutex go.
+    async fn contend(&self, wait: Wait) -> Result<Option<LockGuard>> {
         // A fresh owner each time: the inner mutex must not be re-entered by a second taker.
         let mutex =
             Mutex::new(&self.client, join(&self.path, "locks")).with_stats(self.stats.clone());
-        let Some(inner) = mutex.acquire_wait(wait).await? else {
+        let Some(inner) = mutex.acquire_with(wait).await? else {
             return Ok(None);
         };
         let lease = self.lease(wait).await;
@@ -166,5 +142,21 @@ impl SemaphoreMutex {
             fired?;
             stats.bump(|s| s.wakeups += 1);
         }
+    }
+}
+
+impl Lock for SemaphoreMutex {
+    type Guard = LockGuard;
+
+    fn acquire_with(&self, wait: Wait) -> impl Future<Output = Result<Option<LockGuard>>> + Send {
+        self.contend(wait)
+    }
+
+    fn stats(&self) -> &Arc<LockStats> {
+        &self.stats
+    }
+
+    fn path(&self) -> &str {
+        &self.path
     }
 }
