@@ -1,6 +1,7 @@
-//! Who waits for whom, and who is woken: seed 003's read/write rules step by step (for
-//! `SharedLock` with both strategies and for Curator's `ReadWriteLock`), and the herd versus
-//! predecessor strategies of every exclusive lock counted through `LockStats`.
+//! Who waits for whom, and who is woken: the read/write rules of ZooKeeper's shared-lock
+//! recipe step by step (for `SharedLock` with both strategies and for Curator's
+//! `ReadWriteLock`), and the herd versus predecessor strategies of every exclusive lock
+//! counted through `LockStats`.
 
 mod support;
 
@@ -25,8 +26,8 @@ fn spawn_lock(
     tokio::spawn(async move { kind.take(&c, &dir, &stats).await })
 }
 
-/// Seed 003: R1 R2 granted together; W3 waits for both; R4 waits for W3 (a lower write);
-/// W3 granted once R1 and R2 are gone; R4 once W3 is gone. Wake-ups are counted exactly:
+/// The shared-lock recipe: R1 R2 granted together; W3 waits for both; R4 waits for W3 (a
+/// lower write); W3 granted once R1 and R2 are gone; R4 once W3 is gone. Wake-ups are counted exactly:
 /// with the herd strategy every change wakes both waiters, with the predecessor strategy
 /// (and Curator's lock) only the release a waiter depends on wakes it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -109,7 +110,10 @@ async fn read_write_locks_follow_seed_003() {
             assert!(r4.fencing_token()[0] > w3_token);
             r4.release().await.unwrap();
             wait_children(&clients[0], &dir, <[String]>::is_empty).await;
-            eprintln!("{}: {read:?}/{write:?}: seed 003 step by step", server.name);
+            eprintln!(
+                "{}: {read:?}/{write:?}: the shared-lock recipe step by step",
+                server.name
+            );
         }
     }
 }
