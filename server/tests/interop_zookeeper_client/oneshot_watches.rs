@@ -1,0 +1,231 @@
+//! One-shot watches: data, exist and child watches each fire once, and one event reaches every
+//! watcher of it.
+
+use crate::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn data_watch_fires_once() {
+    everywhere("datawatch", data_watch_fires_once_on).await;
+}
+
+async fn data_watch_fires_once_on(ctx: Ctx) {
+    let client = ctx.client().await;
+    let other = ctx.client().await;
+    let me = client.session_id();
+    let n = ctx.path("n");
+    other.create(&n, b"v0", &PERSISTENT).await.unwrap();
+    assert_eq!(
+        client
+            .get_and_watch_data(&ctx.path("nope"))
+            .await
+            .unwrap_err(),
+        Error::NoNode
+    );
+
+    let (data, _, watcher) = client.get_and_watch_data(&n).await.unwrap();
+    assert_eq!(data, b"v0");
+    assert_eq!(watched_paths(&ctx, me).await, vec![n.clone()]);
+    other.set_data(&n, b"v1", None).await.unwrap();
+    assert_eq!(
+        within("NodeDataChanged", oneshot(watcher)).await,
+        event(EventType::NodeDataChanged, &n)
+    );
+    // Consumed by the first event: the server holds no watch any more (§9.1).
+    barrier(&client).await;
+    assert_eq!(watched_paths(&ctx, me).await, Vec::<String>::new());
+    other.set_data(&n, b"v2", None).await.unwrap();
+
+    // Child changes do not trigger a data watch.
+    let (data, _, watcher) = client.get_and_watch_data(&n).await.unwrap();
+    assert_eq!(data, b"v2");
+    let mut watcher = oneshot(watcher);
+    other
+        .create(&ctx.path("n/c"), b"", &PERSISTENT)
+        .await
+        .unwrap();
+    other.delete(&ctx.path("n/c"), None).await.unwrap();
+    barrier(&client).await;
+    assert_pending(&mut watcher, "a data watch after child changes");
+    other.set_data(&n, b"v3", None).await.unwrap();
+    assert_eq!(
+        within("NodeDataChanged", watcher).await,
+        event(EventType::NodeDataChanged, &n)
+    );
+
+    // Deletion fires NodeDeleted to a data watch.
+    let (_, _, watcher) = client.get_and_watch_data(&n).await.unwrap();
+    other.delete(&n, None).await.unwrap();
+    assert_eq!(
+        within("NodeDeleted", oneshot(watcher)).await,
+        event(EventType::NodeDeleted, &n)
+    );
+    barrier(&client).await;
+    assert_eq!(watched_paths(&ctx, me).await, Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exist_watch_fires_once() {
+    everywhere("existwatch", exist_watch_fires_once_on).await;
+}
+
+async fn exist_watch_fires_once_on(ctx: Ctx) {
+    let client = ctx.client().await;
+    let other = ctx.client().await;
+    let me = client.session_id();
+    let n = ctx.path("n");
+
+    // exists registers a watch even on a missing node (§6.5).
+    let (stat, watcher) = client.check_and_watch_stat(&n).await.unwrap();
+    assert_eq!(stat, None);
+    assert_eq!(watched_paths(&ctx, me).await, vec![n.clone()]);
+    let (created, _) = other.create(&n, b"", &PERSISTENT).await.unwrap();
+    assert_eq!(
+        within("NodeCreated", oneshot(watcher)).await,
+        event(EventType::NodeCreated, &n)
+    );
+    barrier(&client).await;
+    assert_eq!(watched_paths(&ctx, me).await, Vec::<String>::new());
+
+    let (stat, watcher) = client.check_and_watch_stat(&n).await.unwrap();
+    assert_eq!(stat, Some(created));
+    let mut watcher = oneshot(watcher);
+    other
+        .create(&ctx.path("n/c"), b"", &PERSISTENT)
+        .await
+        .unwrap();
+    barrier(&client).await;
+    assert_pending(&mut watcher, "an exist watch after a child create");
+    other.set_data(&n, b"1", None).await.unwrap();
+    assert_eq!(
+        within("NodeDataChanged", watcher).await,
+        event(EventType::NodeDataChanged, &n)
+    );
+
+    let (_, watcher) = client.check_and_watch_stat(&n).await.unwrap();
+    other.delete(&ctx.path("n/c"), None).await.unwrap();
+    other.delete(&n, None).await.unwrap();
+    assert_eq!(
+        within("NodeDeleted", oneshot(watcher)).await,
+        event(EventType::NodeDeleted, &n)
+    );
+    barrier(&client).await;
+    assert_eq!(watched_paths(&ctx, me).await, Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn child_watch_fires_once() {
+    everywhere("childwatch", child_watch_fires_once_on).await;
+}
+
+async fn child_watch_fires_once_on(ctx: Ctx) {
+    let client = ctx.client().await;
+    let other = ctx.client().await;
+    let p = ctx.path("p");
+    other.create(&p, b"", &PERSISTENT).await.unwrap();
+    assert_eq!(
+        client
+            .list_and_watch_children(&ctx.path("nope"))
+            .await
+            .unwrap_err(),
+        Error::NoNode
+    );
+    assert_eq!(
+        client
+            .get_and_watch_children(&ctx.path("nope"))
+            .await
+            .unwrap_err(),
+        Error::NoNode
+    );
+
+    let (children, watcher) = client.list_and_watch_children(&p).await.unwrap();
+    assert!(children.is_empty());
+    let mut watcher = oneshot(watcher);
+    other.set_data(&p, b"x", None).await.unwrap();
+    barrier(&client).await;
+    assert_pending(&mut watcher, "a child watch after setData");
+    other
+        .create(&ctx.path("p/a"), b"", &PERSISTENT)
+        .await
+        .unwrap();
+    assert_eq!(
+        within("NodeChildrenChanged", watcher).await,
+        event(EventType::NodeChildrenChanged, &p)
+    );
+    // Consumed: a second create is not reported, and a grandchild never is.
+    other
+        .create(&ctx.path("p/b"), b"", &PERSISTENT)
+        .await
+        .unwrap();
+
+    let (children, stat, watcher) = client.get_and_watch_children(&p).await.unwrap();
+    assert_eq!(sorted(children), ["a", "b"]);
+    assert_eq!((stat.num_children, stat.cversion, stat.version), (2, 2, 1));
+    let mut watcher = oneshot(watcher);
+    other
+        .create(&ctx.path("p/a/g"), b"", &PERSISTENT)
+        .await
+        .unwrap();
+    barrier(&client).await;
+    assert_pending(&mut watcher, "a child watch after a grandchild create");
+    other.delete(&ctx.path("p/b"), None).await.unwrap();
+    assert_eq!(
+        within("NodeChildrenChanged", watcher).await,
+        event(EventType::NodeChildrenChanged, &p)
+    );
+
+    // The watched node's own deletion.
+    other.delete(&ctx.path("p/a/g"), None).await.unwrap();
+    other.delete(&ctx.path("p/a"), None).await.unwrap();
+    let (_, watcher) = client.list_and_watch_children(&p).await.unwrap();
+    other.delete(&p, None).await.unwrap();
+    assert_eq!(
+        within("NodeDeleted", oneshot(watcher)).await,
+        event(EventType::NodeDeleted, &p)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_event_reaches_every_watcher() {
+    everywhere("fanout", one_event_reaches_every_watcher_on).await;
+}
+
+async fn one_event_reaches_every_watcher_on(ctx: Ctx) {
+    let client = ctx.client().await;
+    let second = ctx.client().await;
+    let writer = ctx.client().await;
+    let n = ctx.path("n");
+    writer.create(&n, b"", &PERSISTENT).await.unwrap();
+
+    // Data, exist and child watches of one connection on one node, plus another connection's.
+    let (_, _, data) = client.get_and_watch_data(&n).await.unwrap();
+    let (_, exist) = client.check_and_watch_stat(&n).await.unwrap();
+    let (_, child) = client.list_and_watch_children(&n).await.unwrap();
+    let (_, _, elsewhere) = second.get_and_watch_data(&n).await.unwrap();
+    writer.delete(&n, None).await.unwrap();
+    for (what, watcher) in [
+        ("data", data),
+        ("exist", exist),
+        ("child", child),
+        ("second client", elsewhere),
+    ] {
+        assert_eq!(
+            within(what, oneshot(watcher)).await,
+            event(EventType::NodeDeleted, &n),
+            "{what}"
+        );
+    }
+
+    // Two one-shot watchers on one path get the same single event.
+    writer.create(&n, b"", &PERSISTENT).await.unwrap();
+    let (_, _, first) = client.get_and_watch_data(&n).await.unwrap();
+    let (_, _, again) = client.get_and_watch_data(&n).await.unwrap();
+    writer.set_data(&n, b"1", None).await.unwrap();
+    assert_eq!(
+        within("first", oneshot(first)).await,
+        event(EventType::NodeDataChanged, &n)
+    );
+    assert_eq!(
+        within("again", oneshot(again)).await,
+        event(EventType::NodeDataChanged, &n)
+    );
+}
