@@ -342,3 +342,25 @@ impl Guard for AnyGuard {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_distinct_and_exclusive_kinds_are_their_own() {
+        let mut slugs: Vec<_> = LockKind::ALL.iter().map(|k| k.as_str()).collect();
+        let mut titles: Vec<_> = LockKind::ALL.iter().map(|k| k.title()).collect();
+        slugs.sort_unstable();
+        slugs.dedup();
+        titles.sort_unstable();
+        titles.dedup();
+        assert_eq!((slugs.len(), titles.len()), (13, 13));
+        for kind in LockKind::ALL {
+            let rival = kind.exclusive();
+            assert!(LockKind::ALL.contains(&rival));
+            assert_eq!(rival.exclusive(), rival, "{kind:?}");
+            assert_eq!(rival.herd(), kind.herd(), "{kind:?}");
+        }
+    }
+}
