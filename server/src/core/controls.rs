@@ -1,10 +1,11 @@
 //! The core's test controls: what a test or fault harness does to the core beyond ordinary
 //! inputs, and the full dumps it checks against.
 //!
-//! Invariants: nothing here changes the semantics of a request. The setters only move
-//! counters a long-running server would reach on its own (the last zxid, a create counter), so
-//! that edge cases can be reached in a test; `reply_error` answers a request without applying
-//! it and only touches the session, as any request would; the dumps are read-only.
+//! Invariants: nothing here changes the semantics of a request. The setters move one counter
+//! each (the last zxid, a node's create counter) and touch nothing else, so a test can reach
+//! an edge case (a lastZxidSeen refusal, a sequence near the 32-bit limit) without a long run;
+//! `reply_error` answers a request without applying it and only touches the session, as any
+//! request would; the dumps are read-only.
 
 use shepherd_protocol::{Codec, ErrorCode, RequestHeader};
 
