@@ -2,9 +2,9 @@
 //! registrations, and znodes with their stats. They are snapshots, detached from the core, so
 //! the shell can print them (four-letter words) or a test can compare them after the fact.
 //!
-//! Invariants: a view says what a client would observe, never more: a node's [`Stat`] is the
-//! one a read returns, and a session's watches are those of its current connection (watches
-//! belong to connections, §9.7).
+//! Invariants: a view is a copy taken between two inputs and never changes afterwards; a
+//! node's [`Stat`] is the one a read would return at that point, and a session's watches are
+//! those of its current connection (watches belong to connections, §9.7).
 
 use shepherd_protocol::Stat;
 
