@@ -11,6 +11,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use rand::Rng;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -154,14 +155,9 @@ impl ServerBuilder {
         let local_addr = listener.local_addr()?;
         let clock = Clock::new();
         let mut core_config = self.config.core.clone();
-        // Session passwords must not be guessable from the session id: seed them from the
-        // OS-seeded hasher std gives every RandomState.
-        core_config.password_seed ^= {
-            use std::hash::{BuildHasher, Hasher};
-            std::collections::hash_map::RandomState::new()
-                .build_hasher()
-                .finish()
-        };
+        // Session passwords must not be guessable from the session id: seed them from the OS
+        // random source.
+        core_config.password_seed ^= rand::rng().random::<u64>();
         let core = Core::new(core_config, clock.now());
         let shared = Arc::new(Shared::new(self.config, core, clock));
         let shutdown = self.shutdown.unwrap_or_default();
