@@ -51,7 +51,7 @@ impl ServerHandle {
         self.sessions().into_iter().find(|s| s.id == session)
     }
 
-    /// Drops the session's TCP connection at once, without ending the session: what a network
+    /// Drops the session's connection at once, without ending the session: what a network
     /// reset does. Nothing more is written to it (queued replies are lost); the connection's
     /// watches are forgotten now, as for any closed socket, and the client is expected to
     /// reconnect, resume the session and re-register them with setWatches.
