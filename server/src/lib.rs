@@ -16,7 +16,8 @@
 //! The crate has two halves. [`core`] is deterministic: the znode tree, sessions, watches and
 //! the application of requests, with time passed in. The shell (this module's [`Server`],
 //! [`ServerBuilder`] and [`ServerHandle`]) is a thin tokio layer of sockets, framing, a clock and
-//! four-letter words around it.
+//! four-letter words around it. Besides its TCP listener, a server serves any byte stream handed
+//! to [`ServerHandle::serve_io`], so that wire tests can run over `tokio::io::duplex`.
 
 pub mod config;
 pub mod core;
