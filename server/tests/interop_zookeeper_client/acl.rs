@@ -100,14 +100,7 @@ async fn acl_get_and_set_on(ctx: Ctx) {
             acl(Permission::ALL, "digest", "alice:x"),
         ]
     );
-    let alice = within(
-        "connect",
-        zk::Client::connector()
-            .with_auth("digest", ALICE)
-            .connect(&ctx.connect),
-    )
-    .await
-    .unwrap();
+    let alice = ctx.alice().await;
     assert_eq!(alice.get_acl(&q).await.unwrap().0, mixed.to_vec());
 
     // No permission at all: even getACL is refused; exists is not checked on 3.8.0 (§12.2).
@@ -157,14 +150,7 @@ async fn digest_auth_and_no_auth() {
 }
 
 async fn digest_auth_and_no_auth_on(ctx: Ctx) {
-    let alice = within(
-        "connect",
-        zk::Client::connector()
-            .with_auth("digest", ALICE)
-            .connect(&ctx.connect),
-    )
-    .await
-    .unwrap();
+    let alice = ctx.alice().await;
     let anonymous = ctx.client().await;
     let wrong = ctx.client().await;
     wrong.auth("digest", b"alice:wrong").await.unwrap();

@@ -78,6 +78,18 @@ impl Ctx {
         connect(&self.connect).await
     }
 
+    /// A client authenticated as [`ALICE`] from the handshake on.
+    async fn alice(&self) -> zk::Client {
+        within(
+            "connect",
+            zk::Client::connector()
+                .with_auth("digest", ALICE)
+                .connect(&self.connect),
+        )
+        .await
+        .unwrap()
+    }
+
     /// Expires the session of `client`, which is connected through `proxy`.
     ///
     /// Shepherd: `ServerHandle::expire_session`, which expires the session exactly as its

@@ -252,14 +252,7 @@ async fn multi_read_reports_each_op() {
 
 async fn multi_read_reports_each_op_on(ctx: Ctx) {
     let client = ctx.client().await;
-    let alice = within(
-        "connect",
-        zk::Client::connector()
-            .with_auth("digest", ALICE)
-            .connect(&ctx.connect),
-    )
-    .await
-    .unwrap();
+    let alice = ctx.alice().await;
     let r = ctx.path("r");
     client.create(&r, b"rd", &PERSISTENT).await.unwrap();
     for name in ["r/b", "r/a"] {

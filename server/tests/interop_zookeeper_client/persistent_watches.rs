@@ -289,14 +289,7 @@ async fn events_need_read_permission() {
 /// concerned does not get its event (§9.9).
 async fn events_need_read_permission_on(ctx: Ctx) {
     let watcher = ctx.client().await;
-    let alice = within(
-        "connect",
-        zk::Client::connector()
-            .with_auth("digest", ALICE)
-            .connect(&ctx.connect),
-    )
-    .await
-    .unwrap();
+    let alice = ctx.alice().await;
     let r = ctx.path("r");
     alice.create(&r, b"", &PERSISTENT).await.unwrap();
     let mut recursive = watcher
