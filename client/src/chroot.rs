@@ -1,4 +1,4 @@
-//! The client-side chroot (reference §15): a prefix added to every outgoing path and removed
+//! The client-side chroot (reference docs/protocol.md §15): a prefix added to every outgoing path and removed
 //! from every returned one. The server never knows about it.
 //!
 //! Invariants: a chroot is absolute, has no trailing slash and is never `/` itself (a `/chroot`

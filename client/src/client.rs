@@ -32,7 +32,7 @@ const COMMAND_QUEUE: usize = 1024;
 /// queue has room (1024 commands), else it waits for room in FIFO order: so calls awaited one
 /// after another, or polled in order (`join!`, a loop of first polls), are applied in that
 /// order, and a call awaited after another sees its effect. A watch event is always delivered before the reply to any later request that
-/// reveals the change (§9.6): when a call returns, the events that precede its reply have
+/// reveals the change (docs/protocol.md §9.6): when a call returns, the events that precede its reply have
 /// already resolved their watchers.
 ///
 /// **Cancellation.** Dropping an operation's future never corrupts the client, but once the

@@ -13,7 +13,7 @@ use crate::chroot::Chroot;
 use crate::connector::{Connector, TcpConnector};
 use crate::error::Error;
 
-/// The session timeout requested when none is given (the server clamps it, §2.4).
+/// The session timeout requested when none is given (the server clamps it, docs/protocol.md §2.4).
 pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(30);
 /// The per-host limit on TCP connect plus handshake when none is given.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -95,7 +95,7 @@ impl Default for ClientBuilder {
             chroot: None,
             read_only: false,
             session: None,
-            // Replies may exceed jute.maxbuffer by their headers (§1.3); leave room.
+            // Replies may exceed jute.maxbuffer by their headers (docs/protocol.md §1.3); leave room.
             max_frame: DEFAULT_MAX_BUFFER + 4096,
         }
     }

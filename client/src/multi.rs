@@ -18,7 +18,7 @@ use crate::ops::CreateOptions;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteResult {
     /// A create: the path, and the stat when the server sent one (ZooKeeper 3.8 sends none for
-    /// plain creates, §0; containers and TTL nodes always have one).
+    /// plain creates, docs/protocol.md §10.2; containers and TTL nodes always have one).
     Created {
         /// The created path, chroot stripped.
         path: String,
@@ -209,7 +209,7 @@ impl MultiReadBuilder<'_> {
     }
 
     /// Sends the multiRead. Each op succeeds or fails on its own: a missing node is an
-    /// `Err(Error::Keeper(NoNode))` in its slot. No watch is left (§10.1).
+    /// `Err(Error::Keeper(NoNode))` in its slot. No watch is left (docs/protocol.md §10.1).
     ///
     /// # Errors
     /// The first local error recorded while building; the common errors of [`Client`].

@@ -63,7 +63,7 @@ impl Future for OneshotWatcher {
 ///
 /// Besides node events it yields session events (`event_type` `None`, `state`
 /// `Disconnected`, then `SyncConnected` once re-armed): events that happen while disconnected
-/// are not replayed (§9.7), so a gap is visible. The stream ends after a terminal session state
+/// are not replayed (docs/protocol.md §9.7), so a gap is visible. The stream ends after a terminal session state
 /// (`Expired`, `Closed`, `AuthFailed`), or after a `PersistentWatchRemoved` event from
 /// [`crate::Client::remove_watches`]. Dropping it removes the watch from the server.
 #[derive(Debug)]

@@ -1,4 +1,4 @@
-//! The handshake records (§2): the first frame in each direction, with no header.
+//! The handshake records (docs/protocol.md §2): the first frame in each direction, with no header.
 //!
 //! The trailing `readOnly` byte is optional. A 45-byte request (every client but go-zookeeper)
 //! carries it and must be answered with a 37-byte response that carries it too; a 44-byte

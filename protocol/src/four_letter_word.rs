@@ -1,10 +1,10 @@
-//! The four-letter admin words (§14) that a connection may send instead of a ConnectRequest:
+//! The four-letter admin words (docs/protocol.md §14) that a connection may send instead of a ConnectRequest:
 //! their bytes, their whitelist names, and their recognition.
 //!
 //! Invariant: only the first four bytes of a connection can be a word, and only an exact match
 //! of one of [`FourLetterWord::ALL`] is; anything else is a frame length (see [`crate::frame_len`]).
 
-/// The admin commands a connection may send instead of a ConnectRequest (§14).
+/// The admin commands a connection may send instead of a ConnectRequest (docs/protocol.md §14).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FourLetterWord {
     /// `ruok`: answers `imok`.

@@ -1,6 +1,6 @@
-//! Framing: a 4-byte big-endian length, then that many bytes (§1.1), and, in the server's
+//! Framing: a 4-byte big-endian length, then that many bytes (docs/protocol.md §1.1), and, in the server's
 //! `FrameCodec` (feature `codec`), the sniffing of a four-letter word in place of the first
-//! length (§14; the words themselves are [`crate::FourLetterWord`]).
+//! length (docs/protocol.md §14; the words themselves are [`crate::FourLetterWord`]).
 //!
 //! The limit is `jute.maxbuffer` (1,048,575 by default) on the payload, not counting the prefix.
 //! A length outside `0..=max` is not answered: ZooKeeper closes the connection, and so must any

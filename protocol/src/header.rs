@@ -21,14 +21,14 @@ record! {
     pub struct ReplyHeader {
         /// The request's xid, or a reserved one (see [`crate::xid`]).
         pub xid: i32,
-        /// The last zxid at reply time (§3.3).
+        /// The last zxid at reply time (docs/protocol.md §3.3).
         pub zxid: i64,
         /// A [`crate::ErrorCode`], raw: a body follows only when it is 0.
         pub err: i32,
     }
 }
 
-/// Reserved xids (§3.2).
+/// Reserved xids (docs/protocol.md §3.2).
 pub mod xid {
     /// A watch notification.
     pub const NOTIFICATION: i32 = -1;

@@ -1,4 +1,4 @@
-//! multi (op 14) and multiRead (op 22): op lists and result lists (§10).
+//! multi (op 14) and multiRead (op 22): op lists and result lists (docs/protocol.md §10).
 //!
 //! Both directions are a run of `MultiHeader` + body pairs closed by a header with `done` set.
 //! Every pair consumes at least one header's bytes, so a loop over them ends within the frame;
@@ -16,7 +16,7 @@ use crate::responses::{Create2Response, ErrorResponse, GetDataResponse};
 use crate::stat::Stat;
 
 record! {
-    /// Precedes each op and each result in a multi (§10).
+    /// Precedes each op and each result in a multi (docs/protocol.md §10).
     pub struct MultiHeader {
         /// The op type, or -1 for the terminator and for error results.
         pub op_type: i32,

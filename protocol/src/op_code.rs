@@ -80,7 +80,7 @@ wire_enum! {
 
 impl OpCode {
     /// Whether ZooKeeper records this operation as a transaction that takes a zxid, whether it
-    /// succeeds or fails (§3.3).
+    /// succeeds or fails (docs/protocol.md §3.3).
     pub const fn is_write(self) -> bool {
         matches!(
             self,

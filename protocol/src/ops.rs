@@ -1,8 +1,8 @@
-//! One enum of requests and one of responses, with a variant per operation (§4).
+//! One enum of requests and one of responses, with a variant per operation (docs/protocol.md §4).
 //!
 //! A request is decoded from its opcode and body. A response has no opcode of its own on the
 //! wire: it is decoded with the opcode the caller remembered for that xid, and only when the
-//! reply header's `err` is 0 (a failed reply is the header alone, §4.2).
+//! reply header's `err` is 0 (a failed reply is the header alone, docs/protocol.md §4.2).
 
 use crate::codec::{Codec, DecodeError};
 use crate::header::{ReplyHeader, RequestHeader};

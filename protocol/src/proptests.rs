@@ -137,7 +137,7 @@ proptest! {
 
 #[test]
 fn every_record_type_is_covered() {
-    // Records of §5 (request and response bodies, headers, connect, multi, watches, auth,
+    // Records of docs/protocol.md §5 (request and response bodies, headers, connect, multi, watches, auth,
     // reconfig, sasl) plus the seven wire enums.
     assert_eq!(RECORD_TYPES.len(), 45);
 }

@@ -1,4 +1,4 @@
-//! The request records of the client protocol (reference §5), one per request body, with the
+//! The request records of the client protocol (reference docs/protocol.md §5), one per request body, with the
 //! aliases that name a shared shape after each operation that uses it.
 //!
 //! Fields that the server must judge rather than the decoder (create flags, watch modes and

@@ -1,8 +1,8 @@
-//! The response records of the client protocol (reference §5): the body of a successful reply,
+//! The response records of the client protocol (reference docs/protocol.md §5): the body of a successful reply,
 //! one per operation that has one, with the aliases that name a shared shape after each
 //! operation.
 //!
-//! Invariant: a body follows a reply header only when its `err` is 0 (§4.2); which record to
+//! Invariant: a body follows a reply header only when its `err` is 0 (docs/protocol.md §4.2); which record to
 //! decode is decided by the opcode the caller remembered for that xid, never by the bytes.
 
 use crate::acl::{Acl, ClientInfo};

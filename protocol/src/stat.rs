@@ -6,7 +6,7 @@
 use crate::record::record;
 
 record! {
-    /// A node's metadata, 68 bytes (reference §7).
+    /// A node's metadata, 68 bytes (reference docs/protocol.md §7).
     pub struct Stat {
         /// zxid of the create.
         pub czxid: i64,

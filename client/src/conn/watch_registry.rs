@@ -2,7 +2,7 @@
 //!
 //! Invariants kept by [`WatchRegistry`]:
 //! * a one-shot watch is registered only when its reply arrives, before the reply is handed to
-//!   the caller, so no event for it can be missed or seen early (§9.6);
+//!   the caller, so no event for it can be missed or seen early (docs/protocol.md §9.6);
 //! * a one-shot watch fires at most once and is then forgotten; persistent ones stay until
 //!   removed, their handle is dropped, or the session ends;
 //! * keys are server paths (chroot included); event paths are stripped before delivery;
@@ -55,7 +55,7 @@ pub(crate) struct WatchRegistry {
     recursive: PersistentMap,
 }
 
-/// Paths per setWatches packet, as Java does (§9.7): about 128 KiB of path bytes.
+/// Paths per setWatches packet, as Java does (docs/protocol.md §9.7): about 128 KiB of path bytes.
 const SET_WATCHES_BATCH_BYTES: usize = 128 * 1024;
 
 fn event(event_type: EventType, path: String) -> WatchedEvent {
@@ -182,7 +182,7 @@ impl WatchRegistry {
     }
 
     /// Removes local watchers after a successful removeWatches, telling each one (the server
-    /// sends nothing, §9.8).
+    /// sends nothing, docs/protocol.md §9.8).
     fn remove_local(&mut self, path: &str, kind: WatcherType, chroot: &Chroot) {
         let user_path = chroot.strip(path);
         let children = matches!(kind, WatcherType::Children | WatcherType::Any);

@@ -446,7 +446,7 @@ class Proxy:
 
 
 # --------------------------------------------------------------------------
-# Raw jute encoding (reference §1.2 and §5) and a tiny blocking client
+# Raw jute encoding (reference docs/protocol.md §1.2 and §5) and a tiny blocking client
 # --------------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-//! ACLs and authentication identities (§12): digest hashing, `ip` matching, the ACL fixup that
+//! ACLs and authentication identities (docs/protocol.md §12): digest hashing, `ip` matching, the ACL fixup that
 //! create and setACL apply, permission checks, getACL masking and whoAmI.
 //!
 //! Invariants: a connection's identities are a set in insertion order that always starts with
@@ -31,7 +31,7 @@ pub(crate) fn base64(bytes: &[u8]) -> String {
     out
 }
 
-/// The digest identity for a `user:password` credential (§12.4): the user (everything before
+/// The digest identity for a `user:password` credential (docs/protocol.md §12.4): the user (everything before
 /// the first colon) plus base64(SHA-1 of the *whole* credential). Any bytes are accepted, as
 /// the Java server does (`new String(authData)`, invalid UTF-8 replaced).
 pub fn digest_identity(credential: &[u8]) -> String {
@@ -121,13 +121,13 @@ pub(crate) fn java_host_address(addr: IpAddr) -> String {
     }
 }
 
-/// Whether a scheme's identities count as "authenticated" for `auth` expansion (§12.3): digest
+/// Whether a scheme's identities count as "authenticated" for `auth` expansion (docs/protocol.md §12.3): digest
 /// does, ip does not, and `super` has no provider at all.
 fn is_authenticated_scheme(scheme: &str) -> bool {
     scheme == "digest"
 }
 
-/// `PrepRequestProcessor.fixupACL` (§12.3): dedup, reject empty, validate each entry, expand
+/// `PrepRequestProcessor.fixupACL` (docs/protocol.md §12.3): dedup, reject empty, validate each entry, expand
 /// `auth` into the caller's authenticated identities. `None` means InvalidACL.
 pub(crate) fn fixup(acl: &[Acl], identities: &[Id]) -> Option<Vec<Acl>> {
     let mut unique: Vec<&Acl> = Vec::with_capacity(acl.len());
@@ -168,12 +168,12 @@ pub(crate) fn fixup(acl: &[Acl], identities: &[Id]) -> Option<Vec<Acl>> {
     Some(out)
 }
 
-/// Whether these identities include `super`, which passes every check (§12.1).
+/// Whether these identities include `super`, which passes every check (docs/protocol.md §12.1).
 pub(crate) fn is_super(identities: &[Id]) -> bool {
     identities.iter().any(|i| i.scheme == "super")
 }
 
-/// `checkACL` (§12.1): an empty ACL or a super identity passes; otherwise some entry with one of
+/// `checkACL` (docs/protocol.md §12.1): an empty ACL or a super identity passes; otherwise some entry with one of
 /// the wanted bits must match an identity.
 pub(crate) fn allows(acl: &[Acl], identities: &[Id], wanted: i32) -> bool {
     if acl.is_empty() || is_super(identities) {
@@ -196,7 +196,7 @@ pub(crate) fn allows(acl: &[Acl], identities: &[Id], wanted: i32) -> bool {
         })
 }
 
-/// The ACL getACL returns: digest ids masked to `user:x` unless the caller has ADMIN (§6.6).
+/// The ACL getACL returns: digest ids masked to `user:x` unless the caller has ADMIN (docs/protocol.md §6.6).
 pub(crate) fn for_get_acl(acl: &[Acl], identities: &[Id]) -> Vec<Acl> {
     if allows(acl, identities, perms::ADMIN) {
         return acl.to_vec();
@@ -215,7 +215,7 @@ pub(crate) fn for_get_acl(acl: &[Acl], identities: &[Id]) -> Vec<Acl> {
         .collect()
 }
 
-/// whoAmI's view of identities (§6.10): digest ids show just the user, super shows `""`.
+/// whoAmI's view of identities (docs/protocol.md §6.10): digest ids show just the user, super shows `""`.
 pub(crate) fn who_am_i(identities: &[Id]) -> Vec<ClientInfo> {
     identities
         .iter()
@@ -230,7 +230,7 @@ pub(crate) fn who_am_i(identities: &[Id]) -> Vec<ClientInfo> {
         .collect()
 }
 
-/// Adds an identity unless the connection already has it (identities are a set, §6.10).
+/// Adds an identity unless the connection already has it (identities are a set, docs/protocol.md §6.10).
 pub(crate) fn add_identity(identities: &mut Vec<Id>, id: Id) {
     if !identities.contains(&id) {
         identities.push(id);

@@ -23,7 +23,7 @@ impl Core {
         self.zxid = zxid;
     }
 
-    /// Sets a node's create counter C, which names its next sequential child (§8.1) and shows
+    /// Sets a node's create counter C, which names its next sequential child (docs/protocol.md §8.1) and shows
     /// in its cversion. False if the node does not exist.
     pub fn set_sequence_counter(&mut self, path: &str, value: i32) -> bool {
         self.tree.get_mut(path).map(|n| n.creates = value).is_some()

@@ -1,13 +1,13 @@
-//! Watch delivery: turning what a committed txn fired into notifications (§9.2), routing each
-//! to the connections whose watches it triggers (§9.3), filtered by the READ ACL of the node
-//! (§9.9), and counting what was triggered and what was sent.
+//! Watch delivery: turning what a committed txn fired into notifications (docs/protocol.md §9.2), routing each
+//! to the connections whose watches it triggers (docs/protocol.md §9.3), filtered by the READ ACL of the node
+//! (docs/protocol.md §9.9), and counting what was triggered and what was sent.
 //!
 //! The watch tables themselves (what is registered where, and how a path matches) live in
 //! `watch.rs`; this file decides who hears about a change and in which order.
 //!
 //! Invariants: events are delivered in the order they were fired, each connection at most once
 //! per trigger; a NodeDeleted reaches a connection in both tables only once; every receiver of
-//! one event gets the same bytes (zxid -1 in the header, §9.5); a trigger is sampled in the
+//! one event gets the same bytes (zxid -1 in the header, docs/protocol.md §9.5); a trigger is sampled in the
 //! `*_triggers` summaries before ACL filtering, a notification counted only when sent.
 
 use std::collections::BTreeSet;
@@ -25,8 +25,8 @@ enum Table {
 }
 
 impl Core {
-    /// Delivers the events of a committed txn, in order (§9.2), each connection at most once
-    /// per trigger (§9.3), dropping those the receiver may not READ (§9.9).
+    /// Delivers the events of a committed txn, in order (docs/protocol.md §9.2), each connection at most once
+    /// per trigger (docs/protocol.md §9.3), dropping those the receiver may not READ (§9.9).
     pub(crate) fn deliver(&mut self, fired: Vec<Fired>, out: &mut Vec<Action>) {
         use EventType::{NodeChildrenChanged, NodeCreated, NodeDeleted};
         for event in fired {
@@ -49,7 +49,7 @@ impl Core {
                 } => {
                     let first = self.trigger(Table::Data, &path, NodeDeleted);
                     let second = self.trigger(Table::Child, &path, NodeDeleted);
-                    // Child watchers already told by the data trigger are skipped (§9.2).
+                    // Child watchers already told by the data trigger are skipped (docs/protocol.md §9.2).
                     let second: Vec<ConnId> = second.difference(&first).copied().collect();
                     self.notify(first, NodeDeleted, &path, Some(&acl), out);
                     self.notify(second, NodeDeleted, &path, Some(&acl), out);
@@ -80,7 +80,7 @@ impl Core {
     }
 
     /// Sends one notification to each connection; `acl` is the ACL to filter by (None for
-    /// setWatches catch-up events, which are not filtered, §9.7). Header zxid -1 (3.8, §9.5).
+    /// setWatches catch-up events, which are not filtered, docs/protocol.md §9.7). Header zxid -1 (3.8, §9.5).
     pub(crate) fn notify(
         &mut self,
         conns: impl IntoIterator<Item = ConnId>,

@@ -1,10 +1,10 @@
-//! Request routing (§3-§4): from a frame payload to the ordered actions that answer it, with
-//! the zxid of every reply (§3.3), the session touch (§13.1), and the requests that are not
-//! plain tree operations: auth (§12.5), sasl, the watch requests (§9.7, §9.8), closeSession
-//! (§13.4) and the refusals (unknown ops, top-level check, deleteContainer).
+//! Request routing (docs/protocol.md §3-§4): from a frame payload to the ordered actions that answer it, with
+//! the zxid of every reply (docs/protocol.md §3.3), the session touch (§13.1), and the requests that are not
+//! plain tree operations: auth (docs/protocol.md §12.5), sasl, the watch requests (§9.7, §9.8), closeSession
+//! (docs/protocol.md §13.4) and the refusals (unknown ops, top-level check, deleteContainer).
 //!
 //! Invariants: every write, successful or not, takes exactly one zxid, and its reply carries
-//! it; a request's notifications precede its reply in the returned actions (§9.6); a `Close`
+//! it; a request's notifications precede its reply in the returned actions (docs/protocol.md §9.6); a `Close`
 //! is always the last action for its connection, and the connection is forgotten with it.
 
 use shepherd_protocol::{
@@ -19,7 +19,7 @@ use super::txn::Txn;
 use super::watch::Mode;
 use super::{Action, ConnId, Core, Now, SessionId, acl, path};
 
-/// A reply payload: the header, then the body only on success (§4.2).
+/// A reply payload: the header, then the body only on success (docs/protocol.md §4.2).
 pub(super) fn reply(xid: i32, zxid: i64, err: ErrorCode, body: Option<&Response>) -> Vec<u8> {
     let header = ReplyHeader {
         xid,
@@ -39,7 +39,7 @@ impl Core {
             self.drop_conn(conn);
             return vec![Action::Close(conn)];
         };
-        // A request whose session is gone is dropped silently: the touch fails first (§13.1).
+        // A request whose session is gone is dropped silently: the touch fails first (docs/protocol.md §13.1).
         let Some(session) = self
             .connection_session(conn)
             .filter(|s| self.sessions.get(*s).is_some())
@@ -52,7 +52,7 @@ impl Core {
         match op {
             Some(OpCode::Auth) => return self.auth(conn, xid, body),
             Some(OpCode::Sasl) => {
-                // No SASL configured: an OK header and a null token (§12.6).
+                // No SASL configured: an OK header and a null token (docs/protocol.md §12.6).
                 let token = Response::Sasl(SaslToken { token: None });
                 return vec![Action::Send(
                     conn,
@@ -64,8 +64,8 @@ impl Core {
         self.sessions.touch(session, now.mono_ms);
         let op = match op {
             Some(OpCode::CreateSession) => return Vec::new(),
-            // Unknown and invalid ops, a top-level check (the 3.9.3 answer, §0) and a client's
-            // deleteContainer: Unimplemented with zxid -1, then close (§4.1).
+            // Unknown and invalid ops, a top-level check (the 3.9.3 answer, docs/protocol.md §0) and a client's
+            // deleteContainer: Unimplemented with zxid -1, then close (docs/protocol.md §4.1).
             None
             | Some(
                 OpCode::Notification | OpCode::Error | OpCode::Check | OpCode::DeleteContainer,
@@ -79,7 +79,7 @@ impl Core {
         match Request::decode(op, &mut body) {
             Ok(request) => self.execute(conn, session, xid, request, now),
             Err(_) => {
-                // An undecodable body is MarshallingError; a write still takes its zxid (§3.3).
+                // An undecodable body is MarshallingError; a write still takes its zxid (docs/protocol.md §3.3).
                 if op.is_write() {
                     self.zxid += 1;
                 }
@@ -192,12 +192,12 @@ impl Core {
                 .write(session, now, &mut out, |core, _| core.set_acl(&r, ids))
                 .map(|stat| Some(Response::SetACL(StatResponse { stat }))),
             Request::Reconfig(_) => {
-                // Standalone: a txn that always fails (§4).
+                // Standalone: a txn that always fails (docs/protocol.md §4).
                 self.zxid += 1;
                 Err(ErrorCode::ReconfigDisabled)
             }
             Request::Multi(m) => {
-                // Mixing reads into a multi fails the whole request, zxid taken (§10.1).
+                // Mixing reads into a multi fails the whole request, zxid taken (docs/protocol.md §10.1).
                 self.zxid += 1;
                 if m.ops.iter().any(MultiOp::is_read) {
                     Err(ErrorCode::MarshallingError)
@@ -243,7 +243,7 @@ impl Core {
                     ))
                 })
             }
-            // Standalone, every earlier request is already applied: echo the path (§6.8).
+            // Standalone, every earlier request is already applied: echo the path (docs/protocol.md §6.8).
             Request::Sync(r) => Ok(Some(Response::Sync(PathRequest { path: r.path }))),
             Request::GetEphemerals(r) => {
                 let ephemerals = self.ephemerals(session, &r.path);
@@ -292,7 +292,7 @@ impl Core {
         out
     }
 
-    /// auth (§12.5): digest always succeeds (and may add `super`), ip is a no-op, any other
+    /// auth (docs/protocol.md §12.5): digest always succeeds (and may add `super`), ip is a no-op, any other
     /// scheme is AuthFailed and the connection closes. Replies carry zxid 0.
     fn auth(&mut self, conn: ConnId, xid: i32, body: &[u8]) -> Vec<Action> {
         let Ok(packet) = decode_from::<AuthPacket>(body) else {
@@ -325,7 +325,7 @@ impl Core {
         vec![Action::Send(conn, reply(xid, 0, ErrorCode::Ok, None))]
     }
 
-    /// addWatch (§6.11, §9.1): 3.8 registers both persistent modes in both tables; a bad mode
+    /// addWatch (docs/protocol.md §6.11, §9.1): 3.8 registers both persistent modes in both tables; a bad mode
     /// is MarshallingError. The reply body is a 4-byte 0.
     fn add_watch(&mut self, conn: ConnId, path: &str, mode: i32) -> OpResult<Option<Response>> {
         let mode = match mode {
@@ -338,7 +338,7 @@ impl Core {
         Ok(Some(Response::AddWatch(ErrorResponse { err: 0 })))
     }
 
-    /// checkWatches / removeWatches (§9.8): 3.8 knows types 1 (child table), 2 (data table) and
+    /// checkWatches / removeWatches (docs/protocol.md §9.8): 3.8 knows types 1 (child table), 2 (data table) and
     /// 3 (both); 4 and 5 are MarshallingError. Nothing matched is NoWatcher; no event is sent.
     fn remove_watches(
         &mut self,
@@ -367,7 +367,7 @@ impl Core {
         }
     }
 
-    /// setWatches / setWatches2 (§9.7): catch-up events for what changed after `relativeZxid`
+    /// setWatches / setWatches2 (docs/protocol.md §9.7): catch-up events for what changed after `relativeZxid`
     /// (data list, then exist, then child), sent before the reply and not ACL-filtered; the rest
     /// are registered. Persistent lists register without catch-up.
     fn set_watches(&mut self, conn: ConnId, w: &SetWatches2, out: &mut Vec<Action>) {

@@ -1,10 +1,10 @@
-//! The handshake (§2.4): the first frame of a connection, a ConnectRequest, either creates a
+//! The handshake (docs/protocol.md §2.4): the first frame of a connection, a ConnectRequest, either creates a
 //! session, resumes one, or is refused.
 //!
 //! Invariants: the negotiated timeout is clamped into [min, max] session timeout; only a new
 //! session takes a zxid (createSession is a txn), a resume does not; a session is bound to at
 //! most one connection, so any other connection on it is closed first, even when the password
-//! then turns out to be wrong (§2.4 6a); a refusal forgets the connection along with its close.
+//! then turns out to be wrong (docs/protocol.md §2.4 6a); a refusal forgets the connection along with its close.
 
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -16,7 +16,7 @@ impl Core {
     /// Answers a ConnectRequest payload; see [`Core::connect`] for the actions it returns.
     pub(super) fn handshake(&mut self, conn: ConnId, payload: &[u8], now: Now) -> Vec<Action> {
         let request = match decode_from::<ConnectRequest>(payload) {
-            // "Client must try another server": refuse without a reply (§2.4 step 2).
+            // "Client must try another server": refuse without a reply (docs/protocol.md §2.4 step 2).
             Ok(r) if r.last_zxid_seen <= self.zxid => r,
             _ => {
                 self.drop_conn(conn);
@@ -31,14 +31,14 @@ impl Core {
                 },
             );
         }
-        // §2.4 step 3: clamp into [min, max].
+        // docs/protocol.md §2.4 step 3: clamp into [min, max].
         let min = i32::try_from(self.config.min_session_timeout_ms).unwrap_or(i32::MAX);
         let max = i32::try_from(self.config.max_session_timeout_ms).unwrap_or(i32::MAX);
         let timeout = request.timeout.max(min).min(max);
         let read_only = request.read_only.map(|_| false);
         let mut out = Vec::new();
         let response = if request.session_id == 0 {
-            // createSession is a txn: it takes a zxid (§2.4 step 5).
+            // createSession is a txn: it takes a zxid (docs/protocol.md §2.4 step 5).
             self.zxid += 1;
             let id = self.sessions.create(timeout, conn, now.mono_ms);
             self.bind(conn, id);
@@ -52,7 +52,7 @@ impl Core {
             }
         } else {
             let id = request.session_id;
-            // §2.4 6a: any other connection on this session goes first, even when the password
+            // docs/protocol.md §2.4 6a: any other connection on this session goes first, even when the password
             // turns out to be wrong.
             if let Some(old) = self.sessions.get(id).and_then(|s| s.conn)
                 && old != conn
@@ -73,7 +73,7 @@ impl Core {
                 self.drop_conn(conn);
                 return out;
             }
-            // §2.4 6b: same id and password, touched with the new timeout, no zxid.
+            // docs/protocol.md §2.4 6b: same id and password, touched with the new timeout, no zxid.
             let session = self.sessions.get_mut(id).expect("checked above");
             session.timeout_ms = timeout;
             let passwd = Some(session.passwd.to_vec());

@@ -6,9 +6,9 @@
 //! `handshake.rs`, requests in `dispatch.rs`, forgetting connections and ending sessions in
 //! `teardown.rs`, the reaper in `reaper.rs`.
 //!
-//! Invariants: each call runs to completion before the next (one total order, §3.3); the
+//! Invariants: each call runs to completion before the next (one total order, docs/protocol.md §3.3); the
 //! actions it returns are in delivery order, notifications before the reply that reveals their
-//! change (§9.6), and a `Close` is the last action for its connection, which the core has
+//! change (docs/protocol.md §9.6), and a `Close` is the last action for its connection, which the core has
 //! already forgotten.
 
 use shepherd_protocol::Id;
@@ -34,18 +34,18 @@ impl Core {
 
     /// The first frame payload of a connection (ConnectRequest bytes, no length prefix).
     /// Returns the actions: Send(conn, ConnectResponse payload) [+ Close(conn) for an invalid
-    /// session (§2.4c)], Close(old_conn) first for any other connection bound to that session
-    /// (§2.4a), or only Close(conn) (no reply) when undecodable or lastZxidSeen > last zxid
-    /// (§2.4 step 2).
+    /// session (docs/protocol.md §2.4 step 6c)], Close(old_conn) first for any other connection bound to that session
+    /// (docs/protocol.md §2.4 step 6a), or only Close(conn) (no reply) when undecodable or lastZxidSeen > last zxid
+    /// (docs/protocol.md §2.4 step 2).
     pub fn connect(&mut self, conn: ConnId, payload: &[u8], now: Now) -> Vec<Action> {
         self.handshake(conn, payload, now)
     }
 
     /// Any later frame payload of a connection that completed connect().
     /// Returns notifications (to any connections, including this one) then this request's
-    /// reply, in delivery order; Close(conn) after the reply for unknown opcodes (§4.1), auth
-    /// failure (§12.5), closeSession (§13.4); nothing at all for requests on an unknown/closing
-    /// session (§13.1) or for createSession (-10). Header undecodable (payload < 8 bytes) →
+    /// reply, in delivery order; Close(conn) after the reply for unknown opcodes (docs/protocol.md §4.1), auth
+    /// failure (docs/protocol.md §12.5), closeSession (§13.4); nothing at all for requests on an unknown/closing
+    /// session (docs/protocol.md §13.1) or for createSession (-10). Header undecodable (payload < 8 bytes) →
     /// [Close(conn)].
     pub fn request(&mut self, conn: ConnId, payload: &[u8], now: Now) -> Vec<Action> {
         self.dispatch(conn, payload, now)
@@ -56,9 +56,9 @@ impl Core {
         self.drop_conn(conn);
     }
 
-    /// Expire due sessions (tick buckets, §13.1-13.2: closeSession txn takes one zxid,
+    /// Expire due sessions (tick buckets, docs/protocol.md §13.1-§13.2: closeSession txn takes one zxid,
     /// ephemerals deleted with their events, Close(conn) for a still-connected socket with no
-    /// reply) and reap containers / TTL nodes (§8.3, §8.4, every container_check_interval_ms,
+    /// reply) and reap containers / TTL nodes (docs/protocol.md §8.3, §8.4, every container_check_interval_ms,
     /// rate-limited by container_max_per_minute; each reap is a deleteContainer txn taking a
     /// zxid and firing events).
     pub fn tick(&mut self, now: Now) -> Vec<Action> {

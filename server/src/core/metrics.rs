@@ -53,7 +53,7 @@ impl TriggerSummary {
 ///
 /// Two views, deliberately different:
 /// * the `node_*_watch_count` counters, `session_notifications` and `watch_bytes` count
-///   notifications **delivered**: after READ-ACL filtering (§9.9), one per connection per
+///   notifications **delivered**: after READ-ACL filtering (docs/protocol.md §9.9), one per connection per
 ///   trigger, setWatches catch-up events included;
 /// * the `*_triggers` summaries are ZooKeeper's mntr `*_watch_count` metrics: one sample per
 ///   trigger of a watch table that matched at least one watcher, valued at the number matched,

@@ -7,9 +7,9 @@
 //!
 //! Invariants it keeps:
 //! * one total order: every call is applied to completion before the next, and every write,
-//!   successful or not, takes the next zxid (reference §3.3);
+//!   successful or not, takes the next zxid (reference docs/protocol.md §3.3);
 //! * the actions of one call are in delivery order, and notifications for a change are queued
-//!   before any reply that reveals it (§9.6): the shell must enqueue them in that order;
+//!   before any reply that reveals it (docs/protocol.md §9.6): the shell must enqueue them in that order;
 //! * the same sequence of calls with the same inputs yields the same actions, so tests can drive
 //!   expiry, TTLs and container reaping by passing time in.
 //!
@@ -131,7 +131,7 @@ pub struct ConnInfo {
 }
 
 /// A connection the core knows: where it comes from, its session once connected, and its auth
-/// identities (which always start with `ip:<address>`, §6.10).
+/// identities (which always start with `ip:<address>`, docs/protocol.md §6.10).
 #[derive(Debug)]
 struct Conn {
     session: Option<SessionId>,
@@ -143,7 +143,7 @@ struct Conn {
 #[derive(Debug)]
 pub struct Core {
     config: CoreConfig,
-    /// The last zxid handed out (§3.3).
+    /// The last zxid handed out (docs/protocol.md §3.3).
     zxid: i64,
     tree: Tree,
     sessions: Sessions,
@@ -153,13 +153,13 @@ pub struct Core {
     /// The child-watch manager: child, persistent and (3.8) recursive watches.
     child_watches: WatchTable,
     metrics: CoreMetrics,
-    /// When the container/TTL reaper next runs (monotonic ms, §8.3).
+    /// When the container/TTL reaper next runs (monotonic ms, docs/protocol.md §8.3).
     next_container_check: u64,
 }
 
 impl Core {
-    /// A fresh server: the initial tree of §16, no sessions, the first session id derived from
-    /// `now.wall_ms` as standalone ZooKeeper does (§2.5).
+    /// A fresh server: the initial tree of docs/protocol.md §16, no sessions, the first session id derived from
+    /// `now.wall_ms` as standalone ZooKeeper does (docs/protocol.md §2.5).
     pub fn new(config: CoreConfig, now: Now) -> Core {
         Core {
             zxid: config.initial_zxid,

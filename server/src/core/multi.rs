@@ -1,4 +1,4 @@
-//! multi (op 14) and multiRead (op 22), §10.
+//! multi (op 14) and multiRead (op 22), docs/protocol.md §10.
 //!
 //! Invariants: a multi is all-or-nothing under one zxid: its ops run in order against the live
 //! tree, each seeing the effects of the ones before it, and on the first failure every change is
@@ -16,7 +16,7 @@ use super::txn::Txn;
 impl Core {
     /// Applies the write ops of a multi inside `txn`. On failure the tree is rolled back, the
     /// txn's events are discarded, and the results are 0 before the failing op, its code at it,
-    /// and -2 (RuntimeInconsistency) after it (§10.3).
+    /// and -2 (RuntimeInconsistency) after it (docs/protocol.md §10.3).
     pub(crate) fn multi(&mut self, ops: &[MultiOp], ids: &[Id], txn: &mut Txn) -> MultiResponse {
         let mut results = Vec::with_capacity(ops.len());
         let mut failure = None;
@@ -47,7 +47,7 @@ impl Core {
 
     fn multi_op(&mut self, op: &MultiOp, ids: &[Id], txn: &mut Txn) -> OpResult<MultiResult> {
         Ok(match op {
-            // 3.8 decays create2 to a plain create result, path only (ZOOKEEPER-4026, §10.2).
+            // 3.8 decays create2 to a plain create result, path only (ZOOKEEPER-4026, docs/protocol.md §10.2).
             MultiOp::Create(r) | MultiOp::Create2(r) => {
                 MultiResult::Create(self.create(OpCode::Create, r, -1, ids, txn)?.0)
             }
@@ -74,14 +74,14 @@ impl Core {
                 self.check(r, ids)?;
                 MultiResult::Check
             }
-            // Filtered out before a multi runs (a mix is MarshallingError, §10.1).
+            // Filtered out before a multi runs (a mix is MarshallingError, docs/protocol.md §10.1).
             MultiOp::GetData(_) | MultiOp::GetChildren(_) => {
                 return Err(ErrorCode::MarshallingError);
             }
         })
     }
 
-    /// multiRead (§10.4): each op on its own, errors as per-op results, watch flags ignored.
+    /// multiRead (docs/protocol.md §10.4): each op on its own, errors as per-op results, watch flags ignored.
     pub(crate) fn multi_read(&mut self, ops: &[MultiOp], ids: &[Id]) -> MultiResponse {
         let results = ops
             .iter()

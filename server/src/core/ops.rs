@@ -1,10 +1,10 @@
 //! The tree operations themselves: the checks of every write in ZooKeeper's exact error order
-//! (§6.2-§6.7), the mutation that follows them, and the reads (§6.5-§6.9).
+//! (docs/protocol.md §6.2-§6.7), the mutation that follows them, and the reads (§6.5-§6.9).
 //!
 //! Invariants: a write either fails before mutating anything or succeeds completely, recording
 //! its undo steps and its events in the [`Txn`] (see `txn.rs`), which are delivered only once
 //! the txn is committed (see `delivery.rs`); a read mutates nothing but the watch it leaves, and
-//! leaves it only where §6.5 says (on success, or for exists also on NoNode).
+//! leaves it only where docs/protocol.md §6.5 says (on success, or for exists also on NoNode).
 
 use shepherd_protocol::{
     CheckVersionRequest, Codec, CreateMode, CreateRequest, ErrorCode, GetACLResponse,
@@ -23,7 +23,7 @@ pub(crate) type OpResult<T> = Result<T, ErrorCode>;
 const REPLY_HEADER_LEN: usize = 4 + 8 + 4;
 const STAT_LEN: usize = 4 * 8 + 3 * 4 + 8 + 2 * 4 + 8;
 
-/// The largest TTL a node may have: the 40 bits below the TTL marker (§6.2 step 3).
+/// The largest TTL a node may have: the 40 bits below the TTL marker (docs/protocol.md §6.2 step 3).
 const MAX_TTL: i64 = 0xFF_FFFF_FFFF;
 
 fn check_version(expected: i32, actual: i32) -> OpResult<()> {
@@ -35,7 +35,7 @@ fn check_version(expected: i32, actual: i32) -> OpResult<()> {
 }
 
 impl Core {
-    /// create, create2, createContainer, createTTL (§6.2), checks in the verified order.
+    /// create, create2, createContainer, createTTL (docs/protocol.md §6.2), checks in the verified order.
     /// `ttl` is -1 for every op but createTTL.
     pub(crate) fn create(
         &mut self,
@@ -66,13 +66,13 @@ impl Core {
             return Err(BadArguments);
         }
         let parent = path::parent_for_write(&req.path).ok_or(BadArguments)?;
-        // The ACL is judged before the parent is even looked up (§6.2 step 6).
+        // The ACL is judged before the parent is even looked up (docs/protocol.md §6.2 step 6).
         let acl = acl::fixup(&req.acl, ids).ok_or(InvalidACL)?;
         let parent_node = self.tree.get(parent).ok_or(NoNode)?;
         if !acl::allows(&parent_node.acl, ids, perms::CREATE) {
             return Err(NoAuth);
         }
-        // The suffix is the create counter before this create, %010d, signed (§8.1); the full
+        // The suffix is the create counter before this create, %010d, signed (docs/protocol.md §8.1); the full
         // validation runs on the suffixed path, so `/p/` + sequential is fine.
         let path = if mode.is_sequential() {
             format!("{}{:010}", req.path, parent_node.creates)
@@ -88,7 +88,7 @@ impl Core {
         if matches!(parent_node.owner, Owner::Ephemeral(_)) {
             return Err(NoChildrenForEphemerals);
         }
-        // The opcode, not the flags, makes containers and TTL nodes (§6.2, last note).
+        // The opcode, not the flags, makes containers and TTL nodes (docs/protocol.md §6.2, last note).
         let owner = match op {
             OpCode::CreateContainer => Owner::Container,
             OpCode::CreateTTL => Owner::Ttl(ttl),
@@ -113,7 +113,7 @@ impl Core {
         Ok((path, stat))
     }
 
-    /// delete (§6.3).
+    /// delete (docs/protocol.md §6.3).
     pub(crate) fn delete(
         &mut self,
         path: &str,
@@ -156,7 +156,7 @@ impl Core {
         });
     }
 
-    /// setData (§6.4).
+    /// setData (docs/protocol.md §6.4).
     pub(crate) fn set_data(
         &mut self,
         req: &SetDataRequest,
@@ -186,7 +186,7 @@ impl Core {
         Ok(self.tree.get(&req.path).expect("exists").stat())
     }
 
-    /// setACL (§6.7): the ACL is judged before the node is looked up; no event fires. Never
+    /// setACL (docs/protocol.md §6.7): the ACL is judged before the node is looked up; no event fires. Never
     /// inside a multi, so nothing to undo.
     pub(crate) fn set_acl(&mut self, req: &SetACLRequest, ids: &[Id]) -> OpResult<Stat> {
         use ErrorCode::{BadArguments, InvalidACL, NoAuth, NoNode};
@@ -204,7 +204,7 @@ impl Core {
         Ok(node.stat())
     }
 
-    /// check, inside a multi (§10.3): READ is required.
+    /// check, inside a multi (docs/protocol.md §10.3): READ is required.
     pub(crate) fn check(&self, req: &CheckVersionRequest, ids: &[Id]) -> OpResult<()> {
         use ErrorCode::{BadArguments, NoAuth, NoNode};
         if !path::is_valid(&req.path) {
@@ -217,7 +217,7 @@ impl Core {
         check_version(req.version, node.version)
     }
 
-    /// getData (§6.5): the watch is left only on success, under the path as sent.
+    /// getData (docs/protocol.md §6.5): the watch is left only on success, under the path as sent.
     pub(crate) fn get_data(
         &mut self,
         path: &str,
@@ -241,7 +241,7 @@ impl Core {
         Ok(response)
     }
 
-    /// exists (§6.5): no ACL check in 3.8.0, and the watch is left even when the node is
+    /// exists (docs/protocol.md §6.5): no ACL check in 3.8.0, and the watch is left even when the node is
     /// missing (it is then an exist watch waiting for NodeCreated).
     pub(crate) fn exists(&mut self, path: &str, watch: Option<ConnId>) -> OpResult<Stat> {
         if path.contains('\0') {
@@ -256,7 +256,7 @@ impl Core {
             .ok_or(ErrorCode::NoNode)
     }
 
-    /// getChildren inside a multiRead (§10.4): the sorted names, no watch.
+    /// getChildren inside a multiRead (docs/protocol.md §10.4): the sorted names, no watch.
     pub(crate) fn get_children(&self, path: &str, ids: &[Id]) -> OpResult<Vec<String>> {
         let node = self
             .tree
@@ -268,7 +268,7 @@ impl Core {
         Ok(node.children.iter().cloned().collect())
     }
 
-    /// getChildren and getChildren2 (§6.5): sorted names, the watch only on success. Returns
+    /// getChildren and getChildren2 (docs/protocol.md §6.5): sorted names, the watch only on success. Returns
     /// the whole reply payload (header with `xid` and the last zxid, the names, and the stat
     /// for getChildren2), the same bytes as encoding a [`GetChildrenResponse`] or
     /// [`GetChildren2Response`] with [`encode_reply`]. It is written straight from the node's
@@ -315,7 +315,7 @@ impl Core {
         Ok(payload)
     }
 
-    /// getAllChildrenNumber (§6.5): all descendants. Java counts the keys that start with
+    /// getAllChildrenNumber (docs/protocol.md §6.5): all descendants. Java counts the keys that start with
     /// `path + "/"`, so for the `""` alias it counts every real node.
     pub(crate) fn all_children_number(&self, path: &str, ids: &[Id]) -> OpResult<i32> {
         let node = self
@@ -333,7 +333,7 @@ impl Core {
         Ok(i32::try_from(count).unwrap_or(i32::MAX))
     }
 
-    /// getACL (§6.6): READ or ADMIN, digest ids masked without ADMIN.
+    /// getACL (docs/protocol.md §6.6): READ or ADMIN, digest ids masked without ADMIN.
     pub(crate) fn get_acl(&self, path: &str, ids: &[Id]) -> OpResult<GetACLResponse> {
         let node = self
             .tree
@@ -348,7 +348,7 @@ impl Core {
         })
     }
 
-    /// getEphemerals (§6.9): the session's ephemerals whose path string-starts-with the prefix.
+    /// getEphemerals (docs/protocol.md §6.9): the session's ephemerals whose path string-starts-with the prefix.
     pub(crate) fn ephemerals(&self, session: SessionId, prefix: &str) -> Vec<String> {
         let all = prefix.is_empty() || prefix == "/";
         self.tree

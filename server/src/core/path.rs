@@ -1,14 +1,14 @@
-//! Path rules: ZooKeeper's `PathUtils.validatePath` (§6.1) and the cheaper parent split that
-//! create and delete apply before it (§6.2 step 5, §6.3 step 2).
+//! Path rules: ZooKeeper's `PathUtils.validatePath` (docs/protocol.md §6.1) and the cheaper parent split that
+//! create and delete apply before it (docs/protocol.md §6.2 step 5, §6.3 step 2).
 //!
 //! Nothing here touches the tree. Invariant: every path stored in the tree passed
 //! [`is_valid`], so tree code may split on `/` freely.
 
-/// The system nodes that exist from the start and can never be deleted (§16).
+/// The system nodes that exist from the start and can never be deleted (docs/protocol.md §16).
 pub(crate) const SYSTEM_NODES: [&str; 4] =
     ["/", "/zookeeper", "/zookeeper/quota", "/zookeeper/config"];
 
-/// Whether `path` passes `PathUtils.validatePath` (§6.1).
+/// Whether `path` passes `PathUtils.validatePath` (docs/protocol.md §6.1).
 ///
 /// Java checks UTF-16 code units; a character outside the BMP becomes a surrogate pair there
 /// (U+D800–U+DFFF, a banned range), so here every such character is invalid too.
@@ -36,7 +36,7 @@ fn is_banned_char(c: char) -> bool {
 }
 
 /// The parent as create and delete compute it: everything before the last `/`, with the root's
-/// `""` mapped to `/`. `None` (BadArguments) when there is no `/` or there is a NUL (§6.2 step 5).
+/// `""` mapped to `/`. `None` (BadArguments) when there is no `/` or there is a NUL (docs/protocol.md §6.2 step 5).
 pub(crate) fn parent_for_write(path: &str) -> Option<&str> {
     if path.contains('\0') {
         return None;
@@ -53,7 +53,7 @@ pub(crate) fn split(path: &str) -> (&str, &str) {
     }
 }
 
-/// The path reads look up: `""` is an alias of the root in the Java DataTree (§6.1).
+/// The path reads look up: `""` is an alias of the root in the Java DataTree (docs/protocol.md §6.1).
 pub(crate) fn lookup_key(path: &str) -> &str {
     if path.is_empty() { "/" } else { path }
 }

@@ -77,7 +77,7 @@ impl Core {
     }
 
     /// Data-table watches (data, exist, persistent, recursive) as (conn, session, path), sorted
-    /// — for wchs/wchc/wchp (§14.3).
+    /// — for wchs/wchc/wchp (docs/protocol.md §14.3).
     pub fn data_watches(&self) -> Vec<(ConnId, SessionId, String)> {
         let mut all: Vec<_> = self
             .data_watches

@@ -1,4 +1,4 @@
-//! The container/TTL reaper (§8.3, §8.4): deletes childless containers that once had a child
+//! The container/TTL reaper (docs/protocol.md §8.3, §8.4): deletes childless containers that once had a child
 //! (or never-used ones past `max_never_used_interval_ms`) and childless TTL nodes unmodified for
 //! longer than their TTL.
 //!
@@ -32,7 +32,7 @@ impl Core {
         .then_some(self.next_container_check)
     }
 
-    /// One run of the reaper (§8.3, §8.4): childless containers that once had a child (or
+    /// One run of the reaper (docs/protocol.md §8.3, §8.4): childless containers that once had a child (or
     /// never-used ones past `max_never_used_interval_ms`), and childless TTL nodes unmodified
     /// for longer than their TTL. Each deletion is its own deleteContainer txn with a zxid; at
     /// most `interval × maxPerMinute / 60 000` (at least one) per run, the Java reaper's pacing.

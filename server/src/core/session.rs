@@ -1,8 +1,8 @@
-//! Sessions (§2.4-§2.5, §13): ids, passwords, negotiated timeouts, the connection each is
+//! Sessions (docs/protocol.md §2.4-§2.5, §13): ids, passwords, negotiated timeouts, the connection each is
 //! bound to, and the tick-wide expiry buckets of ZooKeeper's `ExpiryQueue`.
 //!
 //! Invariants: every live session sits in exactly one bucket, keyed by its expiry time
-//! `((now + timeout) / tick + 1) · tick` on the monotonic clock (§13.1); ids are handed out in
+//! `((now + timeout) / tick + 1) · tick` on the monotonic clock (docs/protocol.md §13.1); ids are handed out in
 //! increasing order from the standalone seed and never repeat; a password is a pure function of
 //! the id and the configured seed, so the core stays deterministic.
 
@@ -40,7 +40,7 @@ fn splitmix64(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The first session id of a standalone server started at `wall_ms` (§2.5):
+/// The first session id of a standalone server started at `wall_ms` (docs/protocol.md §2.5):
 /// `(1 << 56) | ((wall_ms << 24) >>> 8)`. Its top byte is 0x01, so it is never 0, never the
 /// container marker and never looks like a TTL owner.
 pub(crate) fn first_session_id(wall_ms: i64) -> SessionId {
@@ -94,7 +94,7 @@ impl Sessions {
         self.map.iter()
     }
 
-    /// Moves the session to the bucket for `now + timeout` (§13.1). False if it is gone.
+    /// Moves the session to the bucket for `now + timeout` (docs/protocol.md §13.1). False if it is gone.
     pub fn touch(&mut self, id: SessionId, now_ms: u64) -> bool {
         let Some(session) = self.map.get_mut(&id) else {
             return false;

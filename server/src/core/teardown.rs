@@ -1,5 +1,5 @@
-//! How connections and sessions end: a connection is forgotten (§13.3), a session is closed by
-//! its client or expires (§13.2, §13.4).
+//! How connections and sessions end: a connection is forgotten (docs/protocol.md §13.3), a session is closed by
+//! its client or expires (docs/protocol.md §13.2, §13.4).
 //!
 //! Invariants: watches and auth identities belong to the connection and go with it, while the
 //! session outlives it; ending a session is one closeSession txn taking one zxid, whose
@@ -11,7 +11,7 @@ use super::txn::Txn;
 use super::{Action, ConnId, Core, Now, SessionId};
 
 impl Core {
-    /// Forgets a connection: its watches and identities go; its session stays (§13.3).
+    /// Forgets a connection: its watches and identities go; its session stays (docs/protocol.md §13.3).
     pub(super) fn drop_conn(&mut self, conn: ConnId) {
         self.data_watches.remove_conn(conn);
         self.child_watches.remove_conn(conn);
@@ -23,7 +23,7 @@ impl Core {
         }
     }
 
-    /// Ends a session (§13.2, §13.4): one closeSession txn, then its ephemerals deleted with
+    /// Ends a session (docs/protocol.md §13.2, §13.4): one closeSession txn, then its ephemerals deleted with
     /// their events. On expiry the live connection is closed without a reply or notification,
     /// and its watches are dropped first so that nothing is queued to a socket about to close.
     /// Returns the txn's zxid, or `None` if the session is unknown.

@@ -1,5 +1,5 @@
-//! The znode tree: nodes, their Stat bookkeeping (§7, §8.1), the indexes of ephemerals,
-//! containers and TTL nodes, and undoable mutation primitives for multi (§10.3).
+//! The znode tree: nodes, their Stat bookkeeping (docs/protocol.md §7, §8.1), the indexes of ephemerals,
+//! containers and TTL nodes, and undoable mutation primitives for multi (docs/protocol.md §10.3).
 //!
 //! Invariants: every stored path is valid and its parent exists; a node's `children` names
 //! exactly the nodes one level below it; `creates` (the create counter C) only grows, so the
@@ -40,7 +40,7 @@ pub(crate) struct Node {
     pub mtime: i64,
     pub version: i32,
     pub aversion: i32,
-    /// C: children ever created here; the sequence counter (§8.1).
+    /// C: children ever created here; the sequence counter (docs/protocol.md §8.1).
     pub creates: i32,
     pub owner: Owner,
     pub children: Children,
@@ -121,7 +121,7 @@ impl Node {
         }
     }
 
-    /// The Stat clients see (§7).
+    /// The Stat clients see (docs/protocol.md §7).
     pub fn stat(&self) -> Stat {
         let num_children = self.children.len() as i32;
         Stat {
@@ -130,10 +130,10 @@ impl Node {
             ctime: self.ctime,
             mtime: self.mtime,
             version: self.version,
-            // The visible cversion counts child creates plus child deletes (§8.1).
+            // The visible cversion counts child creates plus child deletes (docs/protocol.md §8.1).
             cversion: self.creates.wrapping_mul(2).wrapping_sub(num_children),
             aversion: self.aversion,
-            // Containers and TTL nodes show 0 although their internal owner is a marker (§7).
+            // Containers and TTL nodes show 0 although their internal owner is a marker (docs/protocol.md §7).
             ephemeral_owner: match self.owner {
                 Owner::Ephemeral(session) => session,
                 _ => 0,
@@ -188,7 +188,7 @@ fn data_len(data: &Option<Vec<u8>>) -> u64 {
 }
 
 impl Tree {
-    /// The fresh tree of §16, with its odd stats: `/zookeeper` hangs under the root without
+    /// The fresh tree of docs/protocol.md §16, with its odd stats: `/zookeeper` hangs under the root without
     /// counting as a create (root cversion -1, `/zookeeper` -2), and `/zookeeper/config` is
     /// READ-only with aversion -1.
     pub fn new() -> Tree {
@@ -263,7 +263,7 @@ impl Tree {
         &self.ttls
     }
 
-    /// Number of descendants (getAllChildrenNumber, §6.5).
+    /// Number of descendants (getAllChildrenNumber, docs/protocol.md §6.5).
     pub fn descendants(&self, path: &str) -> usize {
         let mut count = 0;
         let mut stack = vec![path.to_string()];
@@ -359,7 +359,7 @@ impl Tree {
         acl
     }
 
-    /// Replaces a node's data: version +1, mzxid and mtime updated (§6.4).
+    /// Replaces a node's data: version +1, mzxid and mtime updated (docs/protocol.md §6.4).
     pub fn set_data(
         &mut self,
         path: &str,

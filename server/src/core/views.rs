@@ -4,7 +4,7 @@
 //!
 //! Invariants: a view is a copy taken between two inputs and never changes afterwards; a
 //! node's [`Stat`] is the one a read would return at that point, and a session's watches are
-//! those of its current connection (watches belong to connections, §9.7).
+//! those of its current connection (watches belong to connections, docs/protocol.md §9.7).
 
 use shepherd_protocol::Stat;
 
@@ -25,11 +25,11 @@ pub struct SessionInfo {
     /// The paths of its ephemeral nodes, sorted.
     pub ephemerals: Vec<String>,
     /// The watches of its current connection, both tables, sorted (empty while disconnected:
-    /// watches belong to connections, §9.7).
+    /// watches belong to connections, docs/protocol.md §9.7).
     pub watches: Vec<WatchInfo>,
 }
 
-/// Which watch manager a registration is in (ZooKeeper keeps two, §9).
+/// Which watch manager a registration is in (ZooKeeper keeps two, docs/protocol.md §9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum WatchKind {
     /// The data table: getData and exists watches, and persistent ones.

@@ -1,11 +1,11 @@
-//! Watch registrations (§9) with ZooKeeper 3.8's semantics: two tables (data and child), and in
+//! Watch registrations (docs/protocol.md §9) with ZooKeeper 3.8's semantics: two tables (data and child), and in
 //! each table **one mode per (connection, path)**, the last registration overwriting the
-//! previous one (§9.4).
+//! previous one (docs/protocol.md §9.4).
 //!
 //! Invariants: `by_path` and `by_conn` describe the same set of (connection, path) pairs;
 //! `recursive` counts the recursive entries, so ancestors are only walked when one exists.
-//! Triggering returns each matching connection once (§9.3) and consumes one-shot watches
-//! whether or not the event is later filtered out by ACL (§9.9); delivery is the caller's job.
+//! Triggering returns each matching connection once (docs/protocol.md §9.3) and consumes one-shot watches
+//! whether or not the event is later filtered out by ACL (docs/protocol.md §9.9); delivery is the caller's job.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -34,7 +34,7 @@ pub(crate) struct WatchTable {
 }
 
 impl WatchTable {
-    /// Registers (or overwrites, §9.4) the connection's watch on `path`. A herd waiter re-arms
+    /// Registers (or overwrites, docs/protocol.md §9.4) the connection's watch on `path`. A herd waiter re-arms
     /// the same watch after every release, so the path is copied only when it is new to a map.
     pub fn add(&mut self, path: &str, conn: ConnId, mode: Mode) {
         if !self.by_path.contains_key(path) {
@@ -86,7 +86,7 @@ impl WatchTable {
             .is_some_and(|w| w.contains_key(&conn))
     }
 
-    /// Drops every watch of a connection (its socket is gone, §9.7).
+    /// Drops every watch of a connection (its socket is gone, docs/protocol.md §9.7).
     pub fn remove_conn(&mut self, conn: ConnId) {
         for path in self.by_conn.remove(&conn).unwrap_or_default() {
             if let Some(watchers) = self.by_path.get_mut(&path) {
@@ -100,7 +100,7 @@ impl WatchTable {
         }
     }
 
-    /// Fires `event` at `path`: the connections to notify, once each (§9.3). One-shot watches
+    /// Fires `event` at `path`: the connections to notify, once each (docs/protocol.md §9.3). One-shot watches
     /// at the path are consumed; recursive watches on the path or an ancestor match every event
     /// but NodeChildrenChanged; standard and persistent watches only match at the path itself.
     pub fn trigger(&mut self, path: &str, event: EventType) -> BTreeSet<ConnId> {
@@ -189,7 +189,7 @@ mod tests {
         t.add("/p", 2, Mode::Standard);
         assert_eq!(t.trigger("/p", NodeDataChanged), BTreeSet::from([1, 2]));
         assert_eq!(t.trigger("/p", NodeDataChanged), BTreeSet::from([1]));
-        // 3.8: a one-shot registration downgrades the persistent one (§9.4).
+        // 3.8: a one-shot registration downgrades the persistent one (docs/protocol.md §9.4).
         t.add("/p", 1, Mode::Standard);
         assert_eq!(t.trigger("/p", NodeDataChanged), BTreeSet::from([1]));
         assert!(t.trigger("/p", NodeDataChanged).is_empty());

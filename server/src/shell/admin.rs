@@ -1,4 +1,4 @@
-//! Four-letter words (§14): the text each admin command prints, in ZooKeeper's formats, so that
+//! Four-letter words (docs/protocol.md §14): the text each admin command prints, in ZooKeeper's formats, so that
 //! `zkServer.sh status`, monitoring agents and Prometheus exporters read Shepherd unchanged.
 //!
 //! Everything here reads state; only `crst` and `srst` reset counters. The whitelist rule is
@@ -225,7 +225,7 @@ fn short_op_name(op: OpCode) -> &'static str {
     }
 }
 
-/// mntr (§14): ZooKeeper 3.8's key names and meanings, for the metrics Shepherd can measure.
+/// mntr (docs/protocol.md §14): ZooKeeper 3.8's key names and meanings, for the metrics Shepherd can measure.
 /// Real 3.8 prints about 450 keys, most about its request pipeline, quorum, snapshots and TLS;
 /// those we have no honest value for are left out rather than printed as zeros. Printed:
 /// the classic keys, `zk_uptime`, the session counts, `zk_watch_bytes`, and the four watch

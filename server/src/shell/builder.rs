@@ -117,7 +117,7 @@ impl ServerBuilder {
     }
 
     /// The zxid to start from (default 0), so that a fresh in-memory server does not refuse
-    /// clients that saw a higher zxid on an earlier one (§2.4 step 2).
+    /// clients that saw a higher zxid on an earlier one (docs/protocol.md §2.4 step 2).
     pub fn initial_zxid(mut self, zxid: i64) -> Self {
         self.config.core.initial_zxid = zxid;
         self

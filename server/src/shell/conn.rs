@@ -8,11 +8,11 @@
 //! connection is killed, and it always unregisters itself on the way out.
 //!
 //! Rules enforced here rather than in the core, because they are about the stream:
-//! * a frame length outside `0..=jute.maxbuffer` closes the connection with no reply (§1.3);
+//! * a frame length outside `0..=jute.maxbuffer` closes the connection with no reply (docs/protocol.md §1.3);
 //! * a four-letter word is recognized only as the first four bytes, answered as raw text, and
-//!   the connection closed (§14.1); the peer's half-close does not stop the answer;
+//!   the connection closed (docs/protocol.md §14.1); the peer's half-close does not stop the answer;
 //! * a connection silent for its session timeout (10 s before the handshake) is closed; the
-//!   session lives on until its own expiry (§13.1);
+//!   session lives on until its own expiry (docs/protocol.md §13.1);
 //! * while a write to a slow reader is pending, no new request of its own is read: a slow
 //!   reader slows only itself (events for it queue up, as in ZooKeeper).
 

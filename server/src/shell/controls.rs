@@ -158,7 +158,7 @@ impl ServerHandle {
 
     // ---- Seeding and inspection ---------------------------------------------------------------
 
-    /// Sets a node's sequence counter, the number its next sequential child gets (§8.1); it also
+    /// Sets a node's sequence counter, the number its next sequential child gets (docs/protocol.md §8.1); it also
     /// moves the node's cversion. Past `i32::MAX` the counter wraps, as in ZooKeeper.
     ///
     /// # Errors
@@ -180,7 +180,7 @@ impl ServerHandle {
     }
 
     /// Sets the last zxid; the next write takes the one after. Clients that saw a higher zxid
-    /// are refused (§2.4 step 2); see also [`crate::ServerBuilder::initial_zxid`].
+    /// are refused (docs/protocol.md §2.4 step 2); see also [`crate::ServerBuilder::initial_zxid`].
     pub fn set_last_zxid(&self, zxid: i64) {
         self.shared.with_core(|core, _| core.set_last_zxid(zxid));
     }

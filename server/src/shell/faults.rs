@@ -26,7 +26,7 @@ pub enum Fault {
     /// Apply the request, then drop its reply and everything after it for that connection, and
     /// close the connection: the server did it, the client never hears (the lost-create case).
     /// Notifications the request itself triggered for this connection, which precede its reply
-    /// (§9.6), are still sent.
+    /// (docs/protocol.md §9.6), are still sent.
     ApplyThenDrop,
     /// Close the connection without applying the request. Replies already queued before it are
     /// flushed first.

@@ -8,7 +8,7 @@
 //! is released, never across an `.await`.
 //!
 //! Ordering invariant: actions are routed while the core lock is held, so every connection's
-//! queue receives events and replies in the core's single total order (§9.6).
+//! queue receives events and replies in the core's single total order (docs/protocol.md §9.6).
 //!
 //! The rest: [`builder`] starts a server, [`handle`] is what its owner holds, [`controls`] the
 //! handle's test controls, [`faults`] and [`freeze`] the state those controls set, [`admin`]

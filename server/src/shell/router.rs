@@ -6,7 +6,7 @@
 //! released, never across an `.await`. Each connection's task drains its own queue.
 //!
 //! Ordering invariant: actions are routed while the core lock is held, so every connection's
-//! queue receives events and replies in the core's single total order (§9.6).
+//! queue receives events and replies in the core's single total order (docs/protocol.md §9.6).
 //!
 //! Lock order: the core lock, then the connection table; never the other way round.
 

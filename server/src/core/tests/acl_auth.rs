@@ -1,4 +1,4 @@
-//! ACLs and authentication (§12): digest identities, NoAuth, InvalidACL, auth expansion,
+//! ACLs and authentication (docs/protocol.md §12): digest identities, NoAuth, InvalidACL, auth expansion,
 //! getACL masking, super, AuthFailed.
 
 use shepherd_protocol::{Acl, AuthPacket, GetACLResponse, Id, Request, Response, perms};

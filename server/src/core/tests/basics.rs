@@ -68,7 +68,7 @@ fn initial_tree_stats() {
 fn zxids_are_consumed_by_sessions_and_every_write() {
     let mut h = H::new();
     let mut c = h.connect();
-    // createSession took zxid 1 (§2.4 step 5).
+    // createSession took zxid 1 (docs/protocol.md §2.4 step 5).
     assert_eq!(h.core.last_zxid(), 1);
     assert_eq!(h.send(&mut c, create("/a", b"x")).zxid(), 2);
     // Failing writes take one too; reads report the current value.
@@ -123,7 +123,7 @@ fn stat_after_each_operation() {
     let d = h.send(&mut c, delete("/p/a", -1)).zxid();
     let p = h.send(&mut c, exists("/p", false)).stat();
     assert_eq!((p.cversion, p.pzxid, p.num_children), (2, d, 0));
-    // Deletes do not move the counter: the next sequential child is …0000000001 (§8.1).
+    // Deletes do not move the counter: the next sequential child is …0000000001 (docs/protocol.md §8.1).
     match h.send(&mut c, create_flags("/p/s-", 2)).ok() {
         Response::Create(CreateResponse { path }) => assert_eq!(path, "/p/s-0000000001"),
         other => panic!("{other:?}"),
@@ -237,7 +237,7 @@ fn containers_and_ttl_nodes_show_owner_zero() {
 fn refused_requests() {
     let mut h = H::new();
     let c = h.connect();
-    // Unknown op: Unimplemented, zxid -1, then close (§4.1).
+    // Unknown op: Unimplemented, zxid -1, then close (docs/protocol.md §4.1).
     let raw = [0, 0, 0, 9, 0, 0, 0, 55];
     let actions = h.raw(c.conn, &raw);
     assert_eq!(actions.len(), 2);

@@ -29,7 +29,7 @@ fn trigger_summaries_match_zookeeper_and_delivery_counts_differ() {
     let mut b = h.connect();
     h.send(&mut a, create("/a", b"x"));
     h.send(&mut a, create("/b", b"x"));
-    // Two connections watch /a; a's getData and exists are one registration (§9.4).
+    // Two connections watch /a; a's getData and exists are one registration (docs/protocol.md §9.4).
     h.send(&mut a, get_data("/a", true));
     h.send(&mut a, exists("/a", true));
     h.send(&mut b, get_data("/a", true));

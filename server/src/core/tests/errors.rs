@@ -1,4 +1,4 @@
-//! Error precedence, case by case from the reference's [verified 3.8.0] notes (§6.2-§6.7).
+//! Error precedence, case by case, as observed on ZooKeeper 3.8.0 (docs/protocol.md §6.2-§6.7).
 
 use shepherd_protocol::{CreateRequest, CreateTTLRequest, Request, SetACLRequest};
 

@@ -1,4 +1,4 @@
-//! multi and multiRead (§10).
+//! multi and multiRead (docs/protocol.md §10).
 
 use shepherd_protocol::{
     CheckVersionRequest, Create2Response, CreateTTLRequest, DeleteRequest, GetDataResponse,

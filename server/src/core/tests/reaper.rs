@@ -1,4 +1,4 @@
-//! The container and TTL reaper (§8.3, §8.4), driven by tick().
+//! The container and TTL reaper (docs/protocol.md §8.3, §8.4), driven by tick().
 
 use shepherd_protocol::{CreateTTLRequest, Request};
 

@@ -1,4 +1,4 @@
-//! Handshakes, reattach, expiry and closeSession (§2.4, §13).
+//! Handshakes, reattach, expiry and closeSession (docs/protocol.md §2.4, §13).
 
 use shepherd_protocol::Request;
 
@@ -79,7 +79,7 @@ fn reattach_keeps_the_session() {
     h.send(&mut c, create_flags("/e", 1));
     let zxid = h.core.last_zxid();
     let (conn, actions, response) = h.handshake(&reattach(&c, c.passwd.clone(), zxid));
-    // The old connection is closed first (§2.4 6a).
+    // The old connection is closed first (docs/protocol.md §2.4 6a).
     assert_eq!(actions[0], Action::Close(c.conn));
     let r = response.unwrap();
     assert_eq!(

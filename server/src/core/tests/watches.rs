@@ -1,4 +1,4 @@
-//! Watches (§9): one-shot and persistent, trigger order, 3.8 overwrite, ACL filtering,
+//! Watches (docs/protocol.md §9): one-shot and persistent, trigger order, 3.8 overwrite, ACL filtering,
 //! setWatches catch-up, check/removeWatches.
 
 use shepherd_protocol::{
@@ -59,7 +59,7 @@ fn create_and_delete_trigger_order() {
         out.events(b.conn),
         [ev(NodeCreated, "/p/c"), ev(NodeChildrenChanged, "/p")]
     );
-    // Data and child watch on the same node: one NodeDeleted (§9.3), then the parent's event.
+    // Data and child watch on the same node: one NodeDeleted (docs/protocol.md §9.3), then the parent's event.
     h.send(&mut b, get_data("/p/c", true));
     h.send(&mut b, get_children("/p/c", true));
     h.send(&mut b, get_children("/p", true));
@@ -103,7 +103,7 @@ fn persistent_and_recursive_watches() {
         [ev(NodeDataChanged, "/p")]
     );
 
-    // 3.8: recursive replaces persistent, so no NodeChildrenChanged any more (§9.4).
+    // 3.8: recursive replaces persistent, so no NodeChildrenChanged any more (docs/protocol.md §9.4).
     h.send(&mut b, add_watch("/p", 1));
     let out = h.send(&mut a, create("/p/c/d", b""));
     assert_eq!(out.events(b.conn), [ev(NodeCreated, "/p/c/d")]);

@@ -3,8 +3,8 @@
 //!
 //! Invariants checked: nothing is sent to a closed connection (`Model::carry_out`); every
 //! payload decodes and re-encodes to the same bytes; a request's notifications precede its
-//! reply, which comes last for its connection (§9.6); the zxid moves by exactly one per txn
-//! (§3.3); handshakes, refusals and expiry close exactly what §2.4, §4.1, §12.5, §13.2 and §13.4
+//! reply, which comes last for its connection (docs/protocol.md §9.6); the zxid moves by exactly one per txn
+//! (docs/protocol.md §3.3); handshakes, refusals and expiry close exactly what §2.4, §4.1, §12.5, §13.2 and §13.4
 //! say.
 
 use std::collections::BTreeSet;
@@ -28,7 +28,7 @@ impl Model {
         let delta = self.core.last_zxid() - zxid;
         let request = match decode_from::<ConnectRequest>(payload) {
             Ok(r) if r.last_zxid_seen <= zxid => r,
-            // Refused without a reply (§2.4 step 2).
+            // Refused without a reply (docs/protocol.md §2.4 step 2).
             _ => {
                 assert_eq!(actions, [Action::Close(conn)]);
                 assert_eq!(delta, 0);
@@ -38,13 +38,13 @@ impl Model {
         let timeout = request.timeout.clamp(4_000, 40_000);
         let mut expected_closes = Vec::new();
         let valid = if request.session_id == 0 {
-            // createSession is a txn (§2.4 step 5).
+            // createSession is a txn (docs/protocol.md §2.4 step 5).
             assert_eq!(delta, 1, "createSession takes one zxid");
             true
         } else {
             assert_eq!(delta, 0, "a reattach takes no zxid");
             let old = before.get(&request.session_id).and_then(|s| s.conn);
-            // §2.4 6a: the other connection goes first, whatever the password.
+            // docs/protocol.md §2.4 6a: the other connection goes first, whatever the password.
             if let Some(old) = old.filter(|&c| c != conn) {
                 expected_closes.push(old);
                 assert_eq!(actions[0], Action::Close(old));
@@ -73,7 +73,7 @@ impl Model {
             *payload,
             "ConnectResponse has trailing bytes"
         );
-        // The response answers in the request's form (§2.2).
+        // The response answers in the request's form (docs/protocol.md §2.2).
         assert_eq!(response.read_only.is_some(), request.read_only.is_some());
         assert_eq!(response.read_only, request.read_only.map(|_| false));
         assert_eq!(response.protocol_version, 0);
@@ -121,7 +121,7 @@ impl Model {
             return None;
         };
         let Some(session) = live else {
-            // No session (gone, or never made): dropped silently (§13.1).
+            // No session (gone, or never made): dropped silently (docs/protocol.md §13.1).
             assert_eq!(actions, [], "request without a live session");
             assert_eq!(delta, 0);
             return None;
@@ -142,7 +142,7 @@ impl Model {
         // Everything to other connections is a notification.
         let own = sent.remove(&conn).unwrap_or_default();
         sent.values().flatten().for_each(|p| check_event(p));
-        // On the requester's connection: notifications, then the reply last (§9.6).
+        // On the requester's connection: notifications, then the reply last (docs/protocol.md §9.6).
         let (events, reply) = match (expect.reply, own.split_last()) {
             (true, Some((reply, events))) => (events, Some(reply)),
             (false, _) => (&own[..], None),
@@ -222,7 +222,7 @@ impl Model {
             .values()
             .filter(|s| !after.contains_key(&s.id))
             .collect();
-        // Expiry closes the sockets of the expired sessions, with nothing sent to them (§13.2).
+        // Expiry closes the sockets of the expired sessions, with nothing sent to them (docs/protocol.md §13.2).
         let closes: BTreeSet<ConnId> = actions
             .iter()
             .filter_map(|a| match a {
@@ -236,7 +236,7 @@ impl Model {
             assert!(s.expires_at_ms <= self.now.mono_ms, "expired early: {s:?}");
         }
         sent.values().flatten().for_each(|p| check_event(p));
-        // One zxid per expired session and one per reaped node (§3.3, §8.3).
+        // One zxid per expired session and one per reaped node (docs/protocol.md §3.3, §8.3).
         let ephemerals: usize = expired.iter().map(|s| s.ephemerals.len()).sum();
         let removed = nodes - self.core.node_count();
         assert!(removed >= ephemerals);

@@ -10,7 +10,7 @@ use shepherd_protocol::{
     encode_event,
 };
 
-/// Whether a decoded request is a txn: it takes a zxid, success or failure (§3.3). Exhaustive on
+/// Whether a decoded request is a txn: it takes a zxid, success or failure (docs/protocol.md §3.3). Exhaustive on
 /// purpose, so a new request type must be classified here.
 pub(super) fn takes_zxid(request: &Request) -> bool {
     use Request as R;
@@ -41,13 +41,13 @@ pub(super) fn takes_zxid(request: &Request) -> bool {
         | R::SetWatches2(_)
         | R::AddWatch(_)
         | R::WhoAmI => false,
-        // Never applied: refused (§4.1, deleteContainer and a top-level check), dropped
+        // Never applied: refused (docs/protocol.md §4.1, deleteContainer and a top-level check), dropped
         // (createSession), or answered outside the pipeline (auth, sasl).
         R::Check(_) | R::DeleteContainer(_) | R::CreateSession | R::Auth(_) | R::Sasl(_) => false,
     }
 }
 
-/// A write opcode whose body does not parse still takes a zxid (§3.3, §10.1).
+/// A write opcode whose body does not parse still takes a zxid (docs/protocol.md §3.3, §10.1).
 pub(super) fn is_write_op(op: OpCode) -> bool {
     matches!(
         op,
@@ -90,8 +90,8 @@ impl Expect {
             err: None,
         };
         match e.op {
-            // Unknown and invalid opcodes (§4.1); a top-level check is refused the 3.9.3 way
-            // (§0) and a client's deleteContainer is not accepted (§4).
+            // Unknown and invalid opcodes (docs/protocol.md §4.1); a top-level check is refused the 3.9.3 way
+            // (docs/protocol.md §0) and a client's deleteContainer is not accepted (§4.1).
             None
             | Some(
                 OpCode::Notification | OpCode::Error | OpCode::Check | OpCode::DeleteContainer,
@@ -100,7 +100,7 @@ impl Expect {
                 e.reply_zxid = Some(-1);
                 e.err = Some(-6);
             }
-            // No reply at all (§4).
+            // No reply at all (docs/protocol.md §4).
             Some(OpCode::CreateSession) => e.reply = false,
             Some(OpCode::Auth) => match decode_from::<AuthPacket>(body) {
                 Err(_) => {

@@ -58,7 +58,7 @@ impl Model {
         let Reply::Ok(h, body) = reply else {
             return;
         };
-        // Reads look "" up as "/" (§6.1).
+        // Reads look "" up as "/" (docs/protocol.md §6.1).
         let stat_of = |path: &str| {
             let path = if path.is_empty() { "/" } else { path };
             after
@@ -174,7 +174,7 @@ impl Model {
                 "{s:?} overdue"
             );
         }
-        // A connection the core closed, or was told is closed, is forgotten (§13.3).
+        // A connection the core closed, or was told is closed, is forgotten (docs/protocol.md §13.3).
         for &conn in &self.conns {
             if let Some(s) = core.connection_session(conn) {
                 assert!(self.open.contains(&conn), "closed {conn} still has {s:#x}");

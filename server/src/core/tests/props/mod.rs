@@ -9,14 +9,14 @@
 //! create counters set near the 32-bit limit, time passing with or without a tick, and forced
 //! expiry. Each call's actions are checked against what the reference promises:
 //! * nothing is sent to a connection that is closed, or closed earlier in the same list, and a
-//!   closed connection is forgotten by the core (§13.3);
-//! * every payload decodes, and re-encodes to the same bytes: notifications with zxid -1 (§9.5),
-//!   replies with the opcode of their request (a body exactly when err is 0, §4.2);
-//! * a request's notifications precede its reply (§9.6), which comes last for its connection;
+//!   closed connection is forgotten by the core (docs/protocol.md §13.3);
+//! * every payload decodes, and re-encodes to the same bytes: notifications with zxid -1 (docs/protocol.md §9.5),
+//!   replies with the opcode of their request (a body exactly when err is 0, docs/protocol.md §4.2);
+//! * a request's notifications precede its reply (docs/protocol.md §9.6), which comes last for its connection;
 //! * the zxid moves by exactly one per write that is answered, failed or not, and one per
-//!   createSession, closeSession, expiry and reap (§3.3); replies carry the last zxid, 0 for
-//!   auth and sasl, -1 for refusals (§4.1);
-//! * handshakes and refusals close exactly when §2.4, §4.1, §12.5 and §13.4 say so;
+//!   createSession, closeSession, expiry and reap (docs/protocol.md §3.3); replies carry the last zxid, 0 for
+//!   auth and sasl, -1 for refusals (docs/protocol.md §4.1);
+//! * handshakes and refusals close exactly when docs/protocol.md §2.4, §4.1, §12.5 and §13.4 say so;
 //! * reads, refusals and failed writes (a failed multi included) leave the tree as it was and
 //!   notify no one; a successful write's reply shows the Stat now in the tree.
 //!

@@ -19,7 +19,7 @@ use shepherd_protocol::{
 use super::SUPER;
 use crate::core::acl::digest_identity;
 
-/// The largest TTL (§6.2): 40 bits.
+/// The largest TTL (docs/protocol.md §6.2): 40 bits.
 const MAX_TTL: i64 = 0xFF_FFFF_FFFF;
 
 pub(super) fn path() -> BoxedStrategy<String> {
@@ -199,7 +199,7 @@ fn watcher_type() -> BoxedStrategy<RemoveWatchesRequest> {
         .boxed()
 }
 
-/// A multi sub-op: mostly writes, now and then a read (which makes a multi a mix, §10.1).
+/// A multi sub-op: mostly writes, now and then a read (which makes a multi a mix, docs/protocol.md §10.1).
 fn multi_op(read_weight: u32, write_weight: u32) -> BoxedStrategy<MultiOp> {
     Union::new_weighted(vec![
         (
