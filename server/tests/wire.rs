@@ -1,5 +1,5 @@
 //! Wire tests with a raw peer: hand-built frames against the embedded server, checking the
-//! bytes and the connection's fate as ZooKeeper 3.8 has them (reference §1.3, §2, §4.1, §14).
+//! bytes and the connection's fate as ZooKeeper 3.8 has them (reference docs/protocol.md §1.3, §2, §4.1, §14).
 //!
 //! Bad input closes only the offending connection: every test that abuses one connection checks
 //! that a second, well-behaved session goes on untouched.

@@ -38,7 +38,7 @@ async fn acl_get_and_set_on(ctx: Ctx) {
         (read_only.to_vec(), stat)
     );
     barrier(&client).await;
-    assert_pending(&mut data_watch, "setACL fires no watch (§6.7)");
+    assert_pending(&mut data_watch, "setACL fires no watch (docs/protocol.md §6.7)");
 
     // READ only: reads pass, the rest is refused.
     assert_eq!(client.get_data(&n).await.unwrap().1, stat);
@@ -59,7 +59,7 @@ async fn acl_get_and_set_on(ctx: Ctx) {
         Error::NoAuth,
         "setACL needs ADMIN"
     );
-    // setACL validates the list before looking the node up (§6.7).
+    // setACL validates the list before looking the node up (docs/protocol.md §6.7).
     assert_eq!(
         client
             .set_acl(&ctx.path("missing"), &[], None)
@@ -79,7 +79,7 @@ async fn acl_get_and_set_on(ctx: Ctx) {
         Error::NoNode
     );
 
-    // A digest id is masked for a reader without ADMIN (§6.6).
+    // A digest id is masked for a reader without ADMIN (docs/protocol.md §6.6).
     let mixed = [
         acl(Permission::READ, "world", "anyone"),
         acl(Permission::ALL, "digest", ALICE_ID),
@@ -103,7 +103,7 @@ async fn acl_get_and_set_on(ctx: Ctx) {
     let alice = ctx.alice().await;
     assert_eq!(alice.get_acl(&q).await.unwrap().0, mixed.to_vec());
 
-    // No permission at all: even getACL is refused; exists is not checked on 3.8.0 (§12.2).
+    // No permission at all: even getACL is refused; exists is not checked on 3.8.0 (docs/protocol.md §12.2).
     let none = ctx.path("none");
     let nothing = [acl(Permission::NONE, "world", "anyone")];
     client
@@ -164,7 +164,7 @@ async fn digest_auth_and_no_auth_on(ctx: Ctx) {
         )
         .await
         .unwrap();
-    // The auth scheme is expanded into the creator's digest identity (§12.3).
+    // The auth scheme is expanded into the creator's digest identity (docs/protocol.md §12.3).
     assert_eq!(
         alice.get_acl(&s).await.unwrap().0,
         vec![acl(Permission::ALL, "digest", ALICE_ID)]
@@ -210,14 +210,14 @@ async fn digest_auth_and_no_auth_on(ctx: Ctx) {
             client.get_and_watch_data(&s).await.unwrap_err(),
             Error::NoAuth
         );
-        // 3.8.0 checks no ACL on exists (§0, §12.2).
+        // 3.8.0 checks no ACL on exists (docs/protocol.md §0, §12.2).
         assert_eq!(
             client.check_stat(&s).await.unwrap().map(|s| s.num_children),
             Some(1)
         );
     }
 
-    // check inside multi needs READ; create needs CREATE on the parent (§10.3, §12.2).
+    // check inside multi needs READ; create needs CREATE on the parent (docs/protocol.md §10.3, §12.2).
     let mut writer = anonymous.new_multi_writer();
     writer.add_check_version(&s, -1).unwrap();
     assert_eq!(
@@ -260,7 +260,7 @@ async fn digest_auth_and_no_auth_on(ctx: Ctx) {
         ]
     );
 
-    // whoami (§6.10): ip always, digest once authenticated, identities deduplicated.
+    // whoami (docs/protocol.md §6.10): ip always, digest once authenticated, identities deduplicated.
     assert_eq!(
         users(anonymous.list_auth_users().await.unwrap()),
         vec![user("ip", "127.0.0.1")]
@@ -288,7 +288,7 @@ async fn unknown_auth_scheme_fails_the_session() {
 }
 
 async fn unknown_auth_scheme_fails_the_session_on(ctx: Ctx) {
-    // `super` is not an auth scheme either (§12.5).
+    // `super` is not an auth scheme either (docs/protocol.md §12.5).
     for scheme in ["bogus", "super"] {
         let client = ctx.client().await;
         let mut states = client.state_watcher();

@@ -9,7 +9,7 @@ async fn config_node_and_reconfig() {
 
 async fn config_node_and_reconfig_on(ctx: Ctx) {
     let client = ctx.client().await;
-    // Standalone: /zookeeper/config is empty, all zeros except aversion -1 (§16).
+    // Standalone: /zookeeper/config is empty, all zeros except aversion -1 (docs/protocol.md §16).
     let empty_config = (
         Vec::new(),
         Stat {
@@ -37,7 +37,7 @@ async fn config_node_and_reconfig_on(ctx: Ctx) {
     let (data, stat, watcher) = client.get_and_watch_config().await.unwrap();
     assert_eq!((data, stat), empty_config);
     let mut watcher = oneshot(watcher);
-    // reconfig is disabled by default (§11).
+    // reconfig is disabled by default (docs/protocol.md §11).
     assert_eq!(
         within(
             "reconfig",

@@ -43,7 +43,7 @@ async fn create_in_every_mode_on(ctx: Ctx) {
     assert_eq!(root.pzxid, stat.czxid);
 
     // Children in every mode. The sequence suffix is the parent's count of children ever
-    // created, taken before the create (§8.1).
+    // created, taken before the create (docs/protocol.md §8.1).
     let (a, _) = client
         .create(&ctx.path("p/a"), b"", &PERSISTENT)
         .await
@@ -71,7 +71,7 @@ async fn create_in_every_mode_on(ctx: Ctx) {
         .await
         .unwrap();
     assert_eq!((eph.ephemeral_owner, eph.data_length), (me, 1));
-    // Containers (op 19) and TTL nodes (op 21) show ephemeralOwner 0 to clients (§7).
+    // Containers (op 19) and TTL nodes (op 21) show ephemeralOwner 0 to clients (docs/protocol.md §7).
     let (container, _) = client
         .create(&ctx.path("p/box"), b"", &CONTAINER)
         .await
@@ -137,7 +137,7 @@ async fn create_in_every_mode_on(ctx: Ctx) {
         .await
         .unwrap();
     assert_eq!(sequence.into_i64(), 7);
-    // A sequential create may end in '/': the name is then the bare suffix (§6.1).
+    // A sequential create may end in '/': the name is then the bare suffix (docs/protocol.md §6.1).
     let (_, sequence) = client
         .create(&format!("{p}/"), b"", &SEQUENTIAL)
         .await
@@ -309,7 +309,7 @@ async fn container_is_reaped_after_its_last_child_goes_on(ctx: Ctx) {
         event(EventType::NodeChildrenChanged, &container)
     );
     // The reaper runs every second on both servers (checkIntervalMs=1000); its delete fires
-    // like any other (§8.3).
+    // like any other (docs/protocol.md §8.3).
     assert_eq!(
         within("the container's NodeDeleted", deleted.changed()).await,
         event(EventType::NodeDeleted, &container)

@@ -55,7 +55,7 @@ async fn multi_write_commits_all_on(ctx: Ctx) {
     let box_stat = stat_of("m/box").await;
     let ttl = stat_of("m/ttl").await;
     let child = stat_of("m/new/child").await;
-    // One zxid for the whole multi (§10.3).
+    // One zxid for the whole multi (docs/protocol.md §10.3).
     for stat in [new, box_stat, ttl, child] {
         assert_eq!(stat.czxid, zxid, "{stat:?}");
     }
@@ -64,7 +64,7 @@ async fn multi_write_commits_all_on(ctx: Ctx) {
     // The crate sends create2 (op 15) inside multi and expects a Stat back (3.9). A 3.8 server
     // answers create2 inside multi with a plain create result, path only (ZOOKEEPER-4026), so
     // the crate reports an invalid Stat (czxid -1): that is what users of the crate see on 3.8.
-    // Containers and TTL nodes come back with their Stat on both versions (§10.2).
+    // Containers and TTL nodes come back with their Stat on both versions (docs/protocol.md §10.2).
     assert_eq!(
         results,
         vec![

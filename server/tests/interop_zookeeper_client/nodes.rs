@@ -45,7 +45,7 @@ async fn delete_checks_version_and_children_on(ctx: Ctx) {
     let later = client.set_data(&d, b"x", None).await.unwrap();
     assert!(parent.pzxid < later.mzxid);
     assert_eq!(later.pzxid, parent.pzxid, "setData leaves pzxid alone");
-    // System nodes cannot be deleted: the server answers BadArguments (§6.3).
+    // System nodes cannot be deleted: the server answers BadArguments (docs/protocol.md §6.3).
     assert_eq!(
         client.delete("/zookeeper", None).await.unwrap_err(),
         Error::BadArguments(&"server error")
@@ -113,7 +113,7 @@ async fn exists_get_and_set_data_on(ctx: Ctx) {
     assert_eq!((stat.version, stat.data_length), (5, 0));
     assert_eq!(client.get_data(&n).await.unwrap().0, Vec::<u8>::new());
 
-    // The root and /zookeeper exist; /zookeeper/config is read-only (§6.4, §16).
+    // The root and /zookeeper exist; /zookeeper/config is read-only (docs/protocol.md §6.4, §16).
     assert!(client.check_stat("/").await.unwrap().is_some());
     assert!(client.check_stat("/zookeeper").await.unwrap().is_some());
     assert_eq!(
@@ -176,7 +176,7 @@ async fn children_descendants_and_ephemerals_on(ctx: Ctx) {
         Error::NoNode
     );
 
-    // getAllChildrenNumber counts every descendant, not the node itself (§6.5).
+    // getAllChildrenNumber counts every descendant, not the node itself (docs/protocol.md §6.5).
     assert_eq!(client.count_descendants_number(&p).await.unwrap(), 4);
     assert_eq!(client.count_descendants_number(&ctx.root).await.unwrap(), 5);
     assert_eq!(
@@ -194,7 +194,7 @@ async fn children_descendants_and_ephemerals_on(ctx: Ctx) {
         Error::NoNode
     );
 
-    // getEphemerals: the caller's own, by string prefix (§6.9).
+    // getEphemerals: the caller's own, by string prefix (docs/protocol.md §6.9).
     for name in ["p/ea", "p/eb", "p/a/e"] {
         client
             .create(&ctx.path(name), b"", &EPHEMERAL)
@@ -238,7 +238,7 @@ async fn sync_needs_no_node_on(ctx: Ctx) {
     let other = ctx.client().await;
     client.sync(&ctx.root).await.unwrap();
     client.sync("/").await.unwrap();
-    // No existence check (§6.8).
+    // No existence check (docs/protocol.md §6.8).
     client.sync(&ctx.path("missing/node")).await.unwrap();
     other
         .create(&ctx.path("n"), b"fresh", &PERSISTENT)

@@ -30,7 +30,7 @@ async fn data_watch_fires_once_on(ctx: Ctx) {
         within("NodeDataChanged", oneshot(watcher)).await,
         event(EventType::NodeDataChanged, &n)
     );
-    // Consumed by the first event: the server holds no watch any more (§9.1).
+    // Consumed by the first event: the server holds no watch any more (docs/protocol.md §9.1).
     barrier(&client).await;
     assert_eq!(watched_paths(&ctx, me).await, Vec::<String>::new());
     other.set_data(&n, b"v2", None).await.unwrap();
@@ -74,7 +74,7 @@ async fn exist_watch_fires_once_on(ctx: Ctx) {
     let me = client.session_id();
     let n = ctx.path("n");
 
-    // exists registers a watch even on a missing node (§6.5).
+    // exists registers a watch even on a missing node (docs/protocol.md §6.5).
     let (stat, watcher) = client.check_and_watch_stat(&n).await.unwrap();
     assert_eq!(stat, None);
     assert_eq!(watched_paths(&ctx, me).await, vec![n.clone()]);

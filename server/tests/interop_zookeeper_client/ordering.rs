@@ -1,4 +1,4 @@
-//! Ordering: a watch event precedes the reply of any later request on the same connection (§9.6).
+//! Ordering: a watch event precedes the reply of any later request on the same connection (docs/protocol.md §9.6).
 
 use crate::*;
 

@@ -43,7 +43,7 @@ async fn persistent_watch_on(ctx: Ctx) {
         .create(&ctx.path("later"), b"", &PERSISTENT)
         .await
         .unwrap();
-    // Every change of the node itself and of its child list, nothing below (§9.1).
+    // Every change of the node itself and of its child list, nothing below (docs/protocol.md §9.1).
     for expected in [
         event(EventType::NodeDataChanged, &n),
         event(EventType::NodeChildrenChanged, &n),
@@ -106,7 +106,7 @@ async fn persistent_recursive_watch_on(ctx: Ctx) {
     other.delete(&r, None).await.unwrap();
     other.create(&r, b"", &PERSISTENT).await.unwrap();
     // Created, changed and deleted for the node and every descendant; never
-    // NodeChildrenChanged (§9.1).
+    // NodeChildrenChanged (docs/protocol.md §9.1).
     for expected in [
         event(EventType::NodeCreated, &ctx.path("r/a")),
         event(EventType::NodeCreated, &ctx.path("r/a/b")),
@@ -207,7 +207,7 @@ async fn several_watch_modes_on_one_path() {
 }
 
 /// The crate assumes 3.9, where watch modes on one path add up (ZOOKEEPER-4466). A 3.8 server
-/// keeps one mode per connection, path and table, the last registration winning (§9.4). This is
+/// keeps one mode per connection, path and table, the last registration winning (docs/protocol.md §9.4). This is
 /// what a user of the crate sees on 3.8.
 async fn several_watch_modes_on_one_path_on(ctx: Ctx) {
     let client = ctx.client().await;
@@ -286,7 +286,7 @@ async fn events_need_read_permission() {
 }
 
 /// Debian's 3.8.0 carries the CVE-2024-23944 fix: a watcher without READ on the node
-/// concerned does not get its event (§9.9).
+/// concerned does not get its event (docs/protocol.md §9.9).
 async fn events_need_read_permission_on(ctx: Ctx) {
     let watcher = ctx.client().await;
     let alice = ctx.alice().await;

@@ -9,7 +9,7 @@ async fn session_timeout_negotiation() {
 }
 
 async fn session_timeout_negotiation_on(ctx: Ctx) {
-    // tickTime 2000: the bounds are 2 and 20 ticks (§2.4, §18).
+    // tickTime 2000: the bounds are 2 and 20 ticks (docs/protocol.md §2.4, §18).
     for (asked, granted) in [
         (Duration::from_secs(1), Duration::from_secs(4)),
         (Duration::from_secs(6), Duration::from_secs(6)),
@@ -221,7 +221,7 @@ async fn session_resumes_after_connection_drop_on(ctx: Ctx) {
     );
 
     // The crate re-arms its watches with SetWatches(relativeZxid = last zxid seen): what
-    // changed meanwhile fires at once (§9.7).
+    // changed meanwhile fires at once (docs/protocol.md §9.7).
     assert_eq!(
         within("catch-up NodeDataChanged", oneshot(changed)).await,
         event(EventType::NodeDataChanged, &ctx.path("changed"))
@@ -351,7 +351,7 @@ async fn session_expiry_is_observed_on(ctx: Ctx) {
 
     ctx.expire(&client, &proxy).await;
 
-    // The server closes the connection without a word (§13.2); the client learns of the expiry
+    // The server closes the connection without a word (docs/protocol.md §13.2); the client learns of the expiry
     // when it reconnects and gets sessionId 0 (or, kept away long enough, gives up by itself).
     let mut seen = Vec::new();
     loop {

@@ -47,7 +47,7 @@ pub fn oneshot(watcher: zk::OneshotWatcher) -> Oneshot {
 
 /// The event a node watch reports.
 pub fn event(event_type: EventType, path: &str) -> WatchedEvent {
-    // 3.8 notifications carry zxid -1 in their header (§0, §9.5); the crate reports it as is.
+    // 3.8 notifications carry zxid -1 in their header (docs/protocol.md §0, §9.5); the crate reports it as is.
     WatchedEvent::new(event_type, path)
 }
 
@@ -68,7 +68,7 @@ pub async fn next_state(watcher: &mut zk::StateWatcher) -> SessionState {
 }
 
 /// A round trip on `client`'s connection: every event triggered before it has been dispatched
-/// when it returns (§9.6).
+/// when it returns (docs/protocol.md §9.6).
 pub async fn barrier(client: &zk::Client) {
     within("a sync round trip", client.sync("/"))
         .await
@@ -76,7 +76,7 @@ pub async fn barrier(client: &zk::Client) {
 }
 
 /// The paths under this run's root where the server holds a data-table watch (data, exist,
-/// persistent or recursive) for `session`, according to `wchp` (§14.3).
+/// persistent or recursive) for `session`, according to `wchp` (docs/protocol.md §14.3).
 pub async fn watched_paths(ctx: &Ctx, session: zk::SessionId) -> Vec<String> {
     let text = four_letter_word(&ctx.connect, FourLetterWord::Wchp).await;
     let me = format!("\t0x{:x}", session.0);
