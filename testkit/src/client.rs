@@ -1,14 +1,14 @@
 //! shepherd-client sessions as tests open them, and the waits on a folder's children that the
 //! lock tests build on.
 //!
-//! Invariant: every wait here is an event (a child or exists watch), bounded by
-//! [`WAIT`](crate::WAIT); nothing polls.
+//! Invariant: every wait here is an event (a session, a child or exists watch), bounded by
+//! [`WAIT`](crate::WAIT) unless the caller names its own bound; nothing polls.
 
 use std::time::Duration;
 
 use shepherd_client::Client;
 
-use crate::wait::within;
+use crate::wait::{Hang, WAIT, bounded, within};
 
 /// The session timeout tests ask for unless they need another: long enough that nothing
 /// expires by accident on a loaded machine (expiry in tests is always forced).
@@ -21,12 +21,25 @@ pub async fn connect(connect: &str) -> Client {
 
 /// A client asking for `timeout` as its session timeout.
 pub async fn connect_with(connect: &str, timeout: Duration) -> Client {
-    within(
+    try_connect_with(connect, timeout, WAIT)
+        .await
+        .unwrap_or_else(|hang| panic!("{hang}"))
+        .unwrap_or_else(|e| panic!("connect to {connect}: {e}"))
+}
+
+/// [`connect_with`] for callers that report failures as values (a matrix of cases, each with
+/// its own verdict): a [`Hang`] if no session came within `limit`, else the client's outcome.
+pub async fn try_connect_with(
+    connect: &str,
+    timeout: Duration,
+    limit: Duration,
+) -> Result<Result<Client, shepherd_client::Error>, Hang> {
+    bounded(
+        limit,
         &format!("a session with {connect}"),
         Client::builder().session_timeout(timeout).connect(connect),
     )
     .await
-    .unwrap_or_else(|e| panic!("connect to {connect}: {e}"))
 }
 
 /// The children of `dir` now (none if it is missing), sorted.
@@ -39,6 +52,32 @@ pub async fn children(client: &Client, dir: &str) -> Vec<String> {
         Err(e) if e.is_no_node() => Vec::new(),
         Err(e) => panic!("get_children {dir}: {e}"),
     }
+}
+
+/// The ephemeral nodes under `path` (at any depth), with their owners' session ids, sorted.
+/// A folder is walked, a node that vanishes meanwhile is skipped.
+pub async fn ephemerals(client: &Client, path: &str) -> Vec<(String, i64)> {
+    let mut out = Vec::new();
+    let mut todo = vec![path.to_owned()];
+    while let Some(p) = todo.pop() {
+        let children = match client.get_children(&p).await {
+            Ok(c) => c,
+            Err(e) if e.is_no_node() => continue,
+            Err(e) => panic!("get_children {p}: {e}"),
+        };
+        for child in children {
+            let child = format!("{p}/{child}");
+            match client.exists(&child).await.expect("exists") {
+                Some(stat) if stat.ephemeral_owner != 0 => {
+                    out.push((child, stat.ephemeral_owner));
+                }
+                Some(_) => todo.push(child),
+                None => {}
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Waits (on child watches) until the children of `dir` satisfy `pred`; a missing `dir` counts

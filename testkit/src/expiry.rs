@@ -13,7 +13,8 @@
 
 use std::future::Future;
 
-use shepherd_client::{Client, SessionState};
+use shepherd_client::{Client, SessionState, SessionStatus};
+use tokio::sync::watch;
 
 use crate::proxy::Proxy;
 use crate::servers::TestServer;
@@ -23,28 +24,16 @@ impl TestServer {
     /// Ends `client`'s session the way the server itself would, and returns once the client has
     /// seen `Expired`. On the embedded server: `expire_session` (ephemerals deleted, the
     /// connection closed, the client told on reconnecting). On real ZooKeeper:
-    /// [`take_over_and_close`], so `client` must talk through `proxy` there.
+    /// [`expire_by_take_over`], so `client` must talk through `proxy` there.
     pub async fn expire(&self, client: &Client, proxy: &Proxy) {
-        let mut status = client.status_watch();
-        let mut lost = status.clone();
-        let disconnected = async move {
-            lost.wait_for(|s| s.state == SessionState::Disconnected)
-                .await
-                .expect("status");
-        };
-        self.expire_session(
-            client.session_id(),
-            client.session_password(),
-            proxy,
-            disconnected,
-        )
-        .await;
-        within(
-            "the client to see its session expired",
-            status.wait_for(|s| s.state == SessionState::Expired),
-        )
-        .await
-        .expect("status");
+        match self.embedded() {
+            Some(server) => {
+                let status = client.status_watch();
+                server.expire_session(client.session_id());
+                seen_expired(status).await;
+            }
+            None => expire_by_take_over(client, &self.connect, proxy).await,
+        }
     }
 
     /// Ends session `id` (password `password`), for a client of any library: on the embedded
@@ -63,6 +52,39 @@ impl TestServer {
             None => take_over_and_close(&self.connect, id, password, proxy, disconnected).await,
         }
     }
+}
+
+/// Ends `client`'s session on the server at `connect` (of either kind) by
+/// [`take_over_and_close`], and returns once the client has seen `Expired`. `client` must talk
+/// through `proxy`. [`TestServer::expire`] uses it on real ZooKeeper; a test that means the
+/// take-over itself uses it on the embedded server too.
+pub async fn expire_by_take_over(client: &Client, connect: &str, proxy: &Proxy) {
+    let status = client.status_watch();
+    let mut lost = status.clone();
+    let disconnected = async move {
+        lost.wait_for(|s| s.state == SessionState::Disconnected)
+            .await
+            .expect("status");
+    };
+    take_over_and_close(
+        connect,
+        client.session_id(),
+        client.session_password(),
+        proxy,
+        disconnected,
+    )
+    .await;
+    seen_expired(status).await;
+}
+
+/// Waits until `status` says `Expired` (a session's last state, so the current one counts).
+async fn seen_expired(mut status: watch::Receiver<SessionStatus>) {
+    within(
+        "the client to see its session expired",
+        status.wait_for(|s| s.state == SessionState::Expired),
+    )
+    .await
+    .expect("status");
 }
 
 /// Ends session `id` on the server at `connect` by taking it over: new connections through

@@ -10,6 +10,9 @@
 //! * [`connect`] and friends: shepherd-client sessions and the child-listing waits built on them.
 //! * [`Proxy`]: a loopback TCP proxy that can cut, hold, blackhole or pause connections, or cut
 //!   one right after a chosen request reached the server.
+//! * [`locks`]: the lock recipes' one enum of every kind ([`locks::LockKind`]), the any-lock
+//!   and any-guard beside it, and taking any kind in a line.
+//! * [`panic_message`]: what a failed task said, for suites that report each body's failure.
 //! * [`Peer`]: a raw wire peer speaking hand-built frames (through `shepherd-protocol`'s
 //!   records) over a socket or any in-memory stream.
 //!
@@ -20,6 +23,8 @@ mod client;
 mod expiry;
 mod four_letter;
 mod frame;
+pub mod locks;
+mod panic_message;
 mod paths;
 mod peer;
 mod proxy;
@@ -27,9 +32,13 @@ mod requests;
 mod servers;
 mod wait;
 
-pub use client::{SESSION_TIMEOUT, children, connect, connect_with, settle, wait_children};
-pub use expiry::take_over_and_close;
+pub use client::{
+    SESSION_TIMEOUT, children, connect, connect_with, ephemerals, settle, try_connect_with,
+    wait_children,
+};
+pub use expiry::{expire_by_take_over, take_over_and_close};
 pub use four_letter::four_letter_word;
+pub use panic_message::panic_message;
 pub use paths::unique;
 pub use peer::{Peer, hello, reply_header};
 pub use proxy::{CutAfter, Proxy};
