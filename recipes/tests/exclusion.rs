@@ -1,8 +1,6 @@
 //! Mutual exclusion under contention, for every exclusive lock type: several clients, several
 //! tasks each, every holder checks that no one else is inside and that fencing tokens grow.
 
-mod support;
-
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -13,7 +11,7 @@ use shepherd_recipes::{
     AnyGuard, EphemeralLock, Guard, Lock, LockGuard, MultiLock, Mutex, ReadWriteLock,
     SemaphoreMutex, SequentialLock, SharedLock, WaitStrategy, WriteLock,
 };
-use support::{children, connect, servers, unique, wait_children, within};
+use shepherd_testkit::{children, connect, servers, unique, wait_children, within};
 
 const CLIENTS: usize = 3;
 const TASKS: usize = 3;

@@ -4,16 +4,14 @@
 //!
 //! The embedded server expires the session itself (`ServerHandle::expire_session`, as a
 //! timeout would); real ZooKeeper is made to by a second client taking the session over and
-//! closing it while the proxy holds our client's reconnects (`support::expire`).
-
-mod support;
+//! closing it while the proxy holds our client's reconnects (`TestServer::expire`).
 
 use std::time::Duration;
 
 use shepherd_client::Error as ZkError;
 use shepherd_recipes::{AnyGuard, Error, Guard, Lock, LockKind, LockStats, LostReason};
-use support::kinds::{KindExt, ephemerals};
-use support::{Proxy, connect, servers, unique, within};
+use shepherd_testkit::locks::take;
+use shepherd_testkit::{Proxy, connect, ephemerals, servers, unique, within};
 
 const FREE: Duration = Duration::from_secs(5);
 
@@ -28,10 +26,7 @@ async fn expiry_while_waiting_fails_and_leaves_no_node() {
         let mut waiting = Vec::new();
         for kind in LockKind::ALL {
             let path = format!("{base}/{}", kind.as_str());
-            let h = kind
-                .exclusive()
-                .take(&holder, &path, &LockStats::new())
-                .await;
+            let h = take(kind.exclusive(), &holder, &path, &LockStats::new()).await;
             let stats = LockStats::new();
             let task = tokio::spawn({
                 let (c, p, st) = (waiter.clone(), path.clone(), stats.clone());
@@ -105,7 +100,7 @@ async fn expiry_while_holding_fires_lost_for_every_type() {
         let mut held: Vec<(_, _, AnyGuard)> = Vec::new();
         for kind in LockKind::ALL {
             let path = format!("{base}/{}", kind.as_str());
-            let h = kind.take(&client, &path, &LockStats::new()).await;
+            let h = take(kind, &client, &path, &LockStats::new()).await;
             held.push((kind, path, h));
         }
         let lost: Vec<_> = held.iter().map(|(_, _, h)| h.lost()).collect();

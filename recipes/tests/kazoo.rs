@@ -14,16 +14,14 @@
 //! finds no `<path>-w` and creates `<path>-r-<who>`; markers go before the lock is released.
 //! A kazoo holder that finds the rules broken prints `VIOLATION` instead of `ACQUIRED`.
 
-mod support;
-
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
 use shepherd_client::{Client, CreateOptions};
-use shepherd_recipes::{AnyGuard, Guard, Lock, LockKind, LockStats, Mutex, WaitStrategy};
-use support::kinds::KindExt;
-use support::{connect, servers, settle, unique, wait_children, within};
+use shepherd_recipes::{Guard, Lock, LockKind, LockStats, Mutex, WaitStrategy};
+use shepherd_testkit::locks::{spawn_take, take};
+use shepherd_testkit::{connect, servers, settle, unique, wait_children, within};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
@@ -177,16 +175,6 @@ async fn unmark(client: &Client, path: &str, write: bool) {
     client.delete(&marker, None).await.unwrap();
 }
 
-fn spawn_take(
-    kind: LockKind,
-    c: &Client,
-    path: &str,
-    stats: &Arc<LockStats>,
-) -> tokio::task::JoinHandle<AnyGuard> {
-    let (c, path, stats) = (c.clone(), path.to_owned(), stats.clone());
-    tokio::spawn(async move { kind.take(&c, &path, &stats).await })
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shepherd_mutex_and_kazoo_lock_exclude_each_other() {
     if !kazoo_available() {
@@ -262,7 +250,7 @@ async fn shepherd_and_kazoo_read_write_locks_interoperate() {
             let mut kazoo = Kazoo::spawn(&server.connect, &path, read_patterns, write_patterns);
 
             // 1. Our writer holds; kazoo's reader queues, then gets it.
-            let w = write.take(&client, &path, &LockStats::new()).await;
+            let w = take(write, &client, &path, &LockStats::new()).await;
             mark_write(&client, &path).await;
             kazoo.send("read").await;
             kazoo.expect("BLOCKED").await;

@@ -1,14 +1,12 @@
 //! Timeouts, cancellation and reentrancy: no acquisition that gives up leaves a node behind.
 
-mod support;
-
 use std::time::Duration;
 
 use shepherd_recipes::{
     EphemeralLock, Error, Guard, Lock, MultiLock, Mutex, ReadWriteLock, SemaphoreMutex,
     SequentialLock, SharedLock, WriteLock,
 };
-use support::{children, connect, servers, unique, wait_children, within};
+use shepherd_testkit::{children, connect, servers, unique, wait_children, within};
 
 const SHORT: Duration = Duration::from_millis(300);
 

@@ -2,19 +2,17 @@
 //! guarded writes failing once the lock node is gone; a create or delete whose reply is cut
 //! leaving no orphan.
 
-mod support;
-
 use std::time::Duration;
 
 use shepherd_client::{Client, CreateOptions, Error as ZkError, ErrorCode};
+use shepherd_protocol::OpCode;
 use shepherd_recipes::{
     EphemeralLock, Error, Guard, Lock, LockGuard, LockKind, LockStats, LostReason, Mutex,
     ReadWriteLock, SemaphoreMutex, SequentialLock, SharedLock, WriteLock,
 };
-use support::kinds::KindExt;
-use support::{
-    OP_CREATE, OP_CREATE2, OP_DELETE, Proxy, children, connect, connect_with, expire, servers,
-    unique, within,
+use shepherd_testkit::locks::take;
+use shepherd_testkit::{
+    CutAfter, Proxy, children, connect, connect_with, expire_by_take_over, servers, unique, within,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -31,7 +29,7 @@ async fn expiry_while_holding_fires_lost() {
             .unwrap();
         let lost = guard.lost();
         assert_eq!(guard.lost_reason(), None);
-        expire(&client, &proxy, &server.connect).await;
+        expire_by_take_over(&client, &server.connect, &proxy).await;
         let reason = within("lost", lost).await;
         assert!(
             matches!(reason, LostReason::SessionExpired | LostReason::NodeDeleted),
@@ -144,8 +142,8 @@ async fn disconnected_past_session_timeout_fires_lost() {
             .acquire()
             .await
             .unwrap();
-        proxy.pause(true);
-        proxy.kill_all();
+        proxy.hold();
+        proxy.cut_all();
         let reason = within("lost", guard.lost()).await;
         assert!(
             matches!(
@@ -176,7 +174,7 @@ async fn connection_loss_during_create_and_delete_leaves_no_orphan() {
         for kind in LockKind::ALL {
             let path = format!("{base}/{}", kind.as_str());
             // The folders exist, so the create that is cut is the one that makes our node.
-            for dir in std::iter::once(path.clone()).chain(kind.dirs(&path)) {
+            for dir in std::iter::once(path.clone()).chain(lock_dirs(kind, &path)) {
                 match admin.create(&dir, b"", &CreateOptions::persistent()).await {
                     Err(e) if e.is_node_exists() => {}
                     r => {
@@ -185,10 +183,13 @@ async fn connection_loss_during_create_and_delete_leaves_no_orphan() {
                 }
             }
             let cuts = proxy.cuts();
-            proxy.cut_after(&[OP_CREATE, OP_CREATE2], kind.node_marker());
+            proxy.cut_after(
+                CutAfter::request([OpCode::Create, OpCode::Create2])
+                    .path_contains(node_marker(kind)),
+            );
             let held = within(
                 "acquire across a cut",
-                kind.take(&client, &path, &LockStats::new()),
+                take(kind, &client, &path, &LockStats::new()),
             )
             .await;
             assert_eq!(
@@ -207,7 +208,7 @@ async fn connection_loss_during_create_and_delete_leaves_no_orphan() {
             }
 
             let first = nodes[0].rsplit('/').next().unwrap().to_owned();
-            proxy.cut_after(&[OP_DELETE], &first);
+            proxy.cut_after(CutAfter::request([OpCode::Delete]).path_contains(first));
             within("release across a cut", held.release())
                 .await
                 .unwrap();
@@ -232,7 +233,7 @@ async fn connection_loss_during_create_and_delete_leaves_no_orphan() {
 /// Every node in the lock folders of `kind` on `path`, sorted.
 async fn lock_nodes(admin: &Client, kind: LockKind, path: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for dir in kind.dirs(path) {
+    for dir in lock_dirs(kind, path) {
         out.extend(
             children(admin, &dir)
                 .await
@@ -242,4 +243,29 @@ async fn lock_nodes(admin: &Client, kind: LockKind, path: &str) -> Vec<String> {
     }
     out.sort();
     out
+}
+
+/// The folders holding the lock nodes of `kind` on `path`: a fact of each recipe's layout that
+/// the crate keeps to itself.
+fn lock_dirs(kind: LockKind, path: &str) -> Vec<String> {
+    match kind {
+        LockKind::SemaphoreMutex => vec![format!("{path}/leases"), format!("{path}/locks")],
+        LockKind::MultiLock => vec![format!("{path}/a"), format!("{path}/b")],
+        _ => vec![path.to_owned()],
+    }
+}
+
+/// A string in the path of the (first) lock node `kind` creates, and in no folder or other
+/// node it creates first: where the proxy is told to cut.
+fn node_marker(kind: LockKind) -> &'static str {
+    match kind {
+        LockKind::Ephemeral => "/lock",
+        LockKind::Sequential(_) | LockKind::Mutex | LockKind::MultiLock => "-lock-",
+        LockKind::WriteLock => "/x-",
+        LockKind::SharedRead(_) => "-read-",
+        LockKind::SharedWrite(_) => "-write-",
+        LockKind::SemaphoreMutex => "-lease-",
+        LockKind::RwRead => "__READ__",
+        LockKind::RwWrite => "__WRIT__",
+    }
 }

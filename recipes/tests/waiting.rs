@@ -3,28 +3,15 @@
 //! `ReadWriteLock`), and the herd versus predecessor strategies of every exclusive lock
 //! counted through `LockStats`.
 
-mod support;
-
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::Poll;
 
 use shepherd_client::Client;
-use shepherd_recipes::{AnyGuard, Guard, Lock, LockKind, LockStats, WaitStrategy};
-use support::kinds::KindExt;
-use support::{connect, servers, settle, unique, wait_children, within};
+use shepherd_recipes::{Guard, Lock, LockKind, LockStats, WaitStrategy};
+use shepherd_testkit::locks::{spawn_take, take};
+use shepherd_testkit::{connect, servers, settle, unique, wait_children, within};
 use tokio::task::JoinHandle;
-
-fn spawn_lock(
-    kind: LockKind,
-    c: &Client,
-    dir: &str,
-    stats: &Arc<LockStats>,
-) -> JoinHandle<AnyGuard> {
-    let (c, dir, stats) = (c.clone(), dir.to_owned(), stats.clone());
-    tokio::spawn(async move { kind.take(&c, &dir, &stats).await })
-}
 
 /// The shared-lock recipe: R1 R2 granted together; W3 waits for both; R4 waits for W3 (a
 /// lower write); W3 granted once R1 and R2 are gone; R4 once W3 is gone. Wake-ups are counted exactly:
@@ -49,11 +36,11 @@ async fn read_write_locks_follow_seed_003() {
             let clients = clients(&server.connect, 4).await;
             let stats = LockStats::new();
 
-            let r1 = read.take(&clients[0], &dir, &stats).await;
-            let r2 = within("R2 shares with R1", read.take(&clients[1], &dir, &stats)).await;
-            let w3 = spawn_lock(write, &clients[2], &dir, &stats);
+            let r1 = take(read, &clients[0], &dir, &stats).await;
+            let r2 = within("R2 shares with R1", take(read, &clients[1], &dir, &stats)).await;
+            let w3 = spawn_take(write, &clients[2], &dir, &stats);
             within("W3 waiting", stats.wait_for(|s| s.waiting == 1)).await;
-            let r4 = spawn_lock(read, &clients[3], &dir, &stats);
+            let r4 = spawn_take(read, &clients[3], &dir, &stats);
             // Herd: R4's arrival wakes W3, which looks again and waits again.
             let mut woke = u64::from(herd);
             within(
@@ -173,18 +160,15 @@ async fn herd_wakes_everyone_predecessor_wakes_one() {
         for kind in EXCLUSIVE.into_iter().chain([LockKind::MultiLock]) {
             let dir = unique("wake");
             let holder_client = connect(&server.connect).await;
-            let holder = kind.take(&holder_client, &dir, &LockStats::new()).await;
+            let holder = take(kind, &holder_client, &dir, &LockStats::new()).await;
             let stats = LockStats::new();
             let mut clients = Vec::new();
             let mut tasks = Vec::new();
             let mut expected = 0;
             for k in 0..WAITERS {
                 let client = connect(&server.connect).await;
-                clients.push(client.clone());
-                let (d, st) = (dir.clone(), stats.clone());
-                tasks.push(tokio::spawn(
-                    async move { kind.take(&client, &d, &st).await },
-                ));
+                tasks.push(spawn_take(kind, &client, &dir, &stats));
+                clients.push(client);
                 expected += arrival_wakeups(kind, k);
                 within(
                     "waiter in line",
