@@ -37,7 +37,7 @@ mod watching;
 use std::future::Future;
 use std::time::Duration;
 
-use shepherd_testkit::{Proxy, TestServer, WAIT, servers, unique, within};
+use shepherd_testkit::{Proxy, TestServer, WAIT, panic_message, servers, unique, within};
 use zookeeper_client::{
     self as zk, Acl, Acls, AddWatchMode, AuthId, AuthUser, CheckWriteError, CreateMode,
     CreateOptions, EnsembleUpdate, Error, EventType, MultiReadResult, MultiWriteError,
@@ -148,14 +148,7 @@ where
             server: server.clone(),
         };
         if let Err(error) = tokio::spawn(body(ctx)).await {
-            let message = match error.try_into_panic() {
-                Ok(panic) => panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "panic".to_string()),
-                Err(error) => error.to_string(),
-            };
+            let message = panic_message(error);
             eprintln!("--- {test} FAILED on {}: {message}", server.name);
             failures.push(format!("{}: {message}", server.name));
         }
