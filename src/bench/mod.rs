@@ -1,7 +1,6 @@
 //! `shepherd bench …`: measurements of the lock recipes against a live server.
 
 pub mod herd;
-mod svg;
 
 use clap::Subcommand;
 

@@ -10,6 +10,8 @@
 //! still branch on them. ZooKeeper outcomes the benchmark expects (a folder that already
 //! exists, a lock not free yet) never become an `Error`: they are handled where they happen.
 
+use std::path::PathBuf;
+
 /// The hint given when sessions cannot be opened.
 const CONNECTION_LIMIT_HINT: &str = "if the server limits connections per client address \
      (ZooKeeper's maxClientCnxns, 60 by default), set maxClientCnxns=0 in its zoo.cfg";
@@ -102,6 +104,23 @@ pub enum Error {
     /// recipe and the coordinator disagree about the lock's layout.
     #[error("a contender got the lock while the coordinator held it")]
     Unblocked,
+    /// `plotters` could not draw the chart.
+    #[error("cannot draw the chart: {0}")]
+    Plot(#[from] plotters::drawing::DrawingAreaErrorKind<std::io::Error>),
+    /// A `--from-csv` file is not what `--csv` writes.
+    #[error("{}:{line}: {reason}", path.display())]
+    Csv {
+        /// The file.
+        path: PathBuf,
+        /// The line, from 1.
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A run read back from a CSV that had failed when it was measured (the CSV keeps no
+    /// reason).
+    #[error("failed (the CSV records no reason)")]
+    Recorded,
 }
 
 /// Shorthand for the benchmark's results.

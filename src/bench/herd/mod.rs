@@ -28,12 +28,14 @@
 //! | [`recipe`] | the recipes compared: names, readers and writers, the coordinator's node |
 //! | [`probe`] | counting notifications and getChildren calls |
 //! | [`run`] | one run, and what it measured |
-//! | [`report`] | the table, the CSV, the chart |
+//! | [`report`] | the table, the CSV (written and read back), the chart's series |
+//! | [`chart`] | drawing a log-log chart as SVG, with `plotters` |
 //! | [`error`] | why a run, or the benchmark, failed |
 //!
 //! Invariant: the clients run on one single-threaded runtime and an embedded server on its
 //! own threads, so that the clients never delay the server they measure.
 
+mod chart;
 mod error;
 mod probe;
 mod recipe;
@@ -94,6 +96,18 @@ pub struct HerdArgs {
     /// first release.
     #[arg(long = "settle-ms", value_name = "MS", default_value_t = 50)]
     pub settle_ms: u64,
+    /// Run nothing: read the results from this CSV (as `--csv` writes it), print them and
+    /// write `--plot` (or `--csv`) from them.
+    #[arg(
+        long = "from-csv",
+        value_name = "FILE",
+        conflicts_with_all = ["contenders", "recipes", "connect", "timeout", "settle_ms"]
+    )]
+    pub from_csv: Option<PathBuf>,
+    /// The server named in the plot's title (default: the one measured, `embedded Shepherd`
+    /// or `ZooKeeper <version>` from `mntr`; none with --from-csv).
+    #[arg(long = "server-name", value_name = "NAME")]
+    pub server_name: Option<String>,
 }
 
 /// Runs the benchmark as `shepherd bench herd` does: table on stdout, then the files.
@@ -116,18 +130,50 @@ pub fn main(args: &HerdArgs) -> ExitCode {
     }
 }
 
-/// Runs every (recipe, contenders) pair, calling `on_result` after each, then writes the CSV
-/// and the plot if asked to.
+/// Runs every (recipe, contenders) pair (or reads them from `--from-csv`), calling
+/// `on_result` after each, then writes the CSV and the plot if asked to.
 ///
 /// # Errors
-/// When the server cannot be started or reached at all, or a file cannot be written. A
-/// failed run is not an error: it is reported in its [`RunResult`].
+/// When the server cannot be started or reached at all, a file cannot be read or written, or
+/// the chart cannot be drawn. A failed run is not an error: it is reported in its
+/// [`RunResult`].
 pub fn execute(args: &HerdArgs, on_result: &mut dyn FnMut(&RunResult)) -> Result<Vec<RunResult>> {
+    let (results, measured_on) = match &args.from_csv {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+                what: format!("read {}", path.display()),
+                source,
+            })?;
+            let results = report::parse_csv(&text, path)?;
+            results.iter().for_each(&mut *on_result);
+            (results, None)
+        }
+        None => {
+            let (results, server) = measure_all(args, on_result)?;
+            (results, Some(server))
+        }
+    };
+    if let Some(path) = &args.csv {
+        write(path, &report::csv(&results))?;
+    }
+    if let Some(path) = &args.plot {
+        let server = args.server_name.as_deref().or(measured_on.as_deref());
+        write(path, &report::plot(&results, server)?)?;
+    }
+    Ok(results)
+}
+
+/// Every run `args` asks for, on the server it names or on an embedded one; with the name of
+/// the server measured.
+fn measure_all(
+    args: &HerdArgs,
+    on_result: &mut dyn FnMut(&RunResult),
+) -> Result<(Vec<RunResult>, String)> {
     let client_rt = runtime(
         &mut tokio::runtime::Builder::new_current_thread(),
         "the client runtime",
     )?;
-    let (results, server_label) = match &args.connect {
+    match &args.connect {
         Some(connect) => {
             let probe = Probe::mntr(connect);
             let version =
@@ -138,7 +184,7 @@ pub fn execute(args: &HerdArgs, on_result: &mut dyn FnMut(&RunResult)) -> Result
                         source: Box::new(e),
                     })?;
             let results = client_rt.block_on(run_all(args, connect, &probe, on_result));
-            (results, version)
+            Ok((results, version))
         }
         None => {
             // The server gets its own threads, so that the clients' single thread (see the
@@ -157,16 +203,9 @@ pub fn execute(args: &HerdArgs, on_result: &mut dyn FnMut(&RunResult)) -> Result
             let results =
                 client_rt.block_on(run_all(args, &server.connect_string(), &probe, on_result));
             server_rt.block_on(server.shutdown());
-            (results, "embedded Shepherd".to_owned())
+            Ok((results, "embedded Shepherd".to_owned()))
         }
-    };
-    if let Some(path) = &args.csv {
-        write(path, &report::csv(&results))?;
     }
-    if let Some(path) = &args.plot {
-        write(path, &report::plot(&results, &server_label))?;
-    }
-    Ok(results)
 }
 
 /// Builds a runtime with every driver; `name` says which, should it fail.
@@ -241,6 +280,8 @@ mod tests {
             plot: Some(out.join("herd.svg")),
             timeout: 20,
             settle_ms: 20,
+            from_csv: None,
+            server_name: None,
         };
         let mut seen = 0;
         let results = execute(&args, &mut |_| seen += 1).unwrap();
@@ -288,7 +329,11 @@ mod tests {
         );
         assert_eq!(lines.count(), 12);
         let svg = std::fs::read_to_string(out.join("herd.svg")).unwrap();
-        assert!(svg.starts_with("<svg") && svg.contains("sequential-herd"));
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        for recipe in Recipe::ALL {
+            assert!(svg.lines().any(|l| l == recipe.name()), "{recipe:?}");
+        }
+        assert!(svg.contains("Herd benchmark: embedded Shepherd"));
         let _ = std::fs::remove_dir_all(&out);
     }
 }

@@ -57,6 +57,11 @@ impl Recipe {
         }
     }
 
+    /// The recipe called `name` (see [`Recipe::name`]).
+    pub fn from_name(name: &str) -> Option<Recipe> {
+        Recipe::ALL.into_iter().find(|r| r.name() == name)
+    }
+
     /// The lock contender `index` takes: the shared recipes alternate readers (even) and
     /// writers (odd).
     pub fn kind(self, index: usize) -> LockKind {
@@ -121,7 +126,9 @@ mod tests {
                 Ok(recipe),
                 "{recipe:?}"
             );
+            assert_eq!(Recipe::from_name(recipe.name()), Some(recipe));
         }
         assert_eq!(Recipe::value_variants(), Recipe::ALL);
+        assert_eq!(Recipe::from_name("mutex"), None);
     }
 }
