@@ -38,7 +38,10 @@ async fn acl_get_and_set_on(ctx: Ctx) {
         (read_only.to_vec(), stat)
     );
     barrier(&client).await;
-    assert_pending(&mut data_watch, "setACL fires no watch (docs/protocol.md §6.7)");
+    assert_pending(
+        &mut data_watch,
+        "setACL fires no watch (docs/protocol.md §6.7)",
+    );
 
     // READ only: reads pass, the rest is refused.
     assert_eq!(client.get_data(&n).await.unwrap().1, stat);
