@@ -18,7 +18,7 @@ use super::{Action, ConnId, Core, Now};
 /// Reaching states that would take a long run to reach, rejecting a request as a fault rule
 /// says, and dumping the whole tree or every watch.
 impl Core {
-    /// Sets the last zxid (test harnesses: e.g. to exercise the lastZxidSeen refusal).
+    /// Sets the last zxid (test controls: e.g. to exercise the lastZxidSeen refusal).
     pub fn set_last_zxid(&mut self, zxid: i64) {
         self.zxid = zxid;
     }

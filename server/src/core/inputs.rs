@@ -70,7 +70,7 @@ impl Core {
         out
     }
 
-    /// Expire a session immediately, exactly as a timeout would (for test harnesses). Returns
+    /// Expire a session immediately, exactly as a timeout would (a test control). Returns
     /// the actions.
     pub fn expire_session(&mut self, session: SessionId, now: Now) -> Vec<Action> {
         let mut out = Vec::new();

@@ -3,7 +3,7 @@
 //!
 //! [`CoreMetrics`] keeps two views that deliberately differ (notifications delivered, after
 //! READ-ACL filtering, versus mntr's trigger summaries, before it); its documentation says how.
-//! [`NotificationCounts`] is the delivered view by event type and session, for test harnesses.
+//! [`NotificationCounts`] is the delivered view by event type and session, for test controls.
 //!
 //! Invariants: counters only grow; a [`TriggerSummary`]'s `min` and `max` are 0 until its first
 //! sample and bound every sample after it.

@@ -11,7 +11,7 @@ use shepherd_protocol::Stat;
 use super::watch::Mode;
 use super::{ConnId, SessionId};
 
-/// One session, as the four-letter words and test harnesses see it.
+/// One session, as the four-letter words and test controls see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionInfo {
     /// The session id.
