@@ -5,9 +5,11 @@
 //! its `ip:<address>` identity; a stored ACL has been through `fixup`, so it is non-empty and
 //! holds only `world:anyone`, `digest`, and `ip` entries (`auth` expanded at write time).
 
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::IpAddr;
 
 use shepherd_protocol::{Acl, ClientInfo, Id, perms};
+
+use super::java_int;
 
 /// Standard base64 with `=` padding, as Java's `Base64.getEncoder()`.
 pub(crate) fn base64(bytes: &[u8]) -> String {
@@ -52,38 +54,36 @@ fn java_split_colon(s: &str) -> Vec<&str> {
     parts
 }
 
-/// Parses an address the way `IPAuthenticationProvider.addr2Bytes` does: dotted-quad IPv4, or
-/// IPv6.
-fn addr_bytes(s: &str) -> Option<Vec<u8>> {
-    if s.contains(':') {
-        return s.parse::<Ipv6Addr>().ok().map(|a| a.octets().to_vec());
+/// Parses an address the way ZooKeeper 3.8's `IPAuthenticationProvider.addr2Bytes` does
+/// (docs/protocol.md §12.3): IPv4 only (its IPv6 parser is a TODO that returns null), four
+/// `.`-separated parts, each an `Integer.parseInt` number in 0..=255, so `+127` and `0127` pass.
+fn addr_bytes(s: &str) -> Option<[u8; 4]> {
+    let mut bytes = [0u8; 4];
+    let mut parts = s.split('.');
+    for byte in &mut bytes {
+        *byte = u8::try_from(java_int::parse_int(parts.next()?)?).ok()?;
     }
-    let parts: Vec<&str> = s.split('.').collect();
-    if parts.len() != 4 {
-        return None;
-    }
-    parts
-        .iter()
-        .map(|p| p.parse::<u8>().ok().filter(|_| !p.starts_with('+')))
-        .collect()
+    parts.next().is_none().then_some(bytes)
 }
 
-/// Splits `addr[/bits]` and checks the mask width against the address family.
-fn ip_expr(expr: &str) -> Option<(Vec<u8>, u32)> {
+/// Splits `addr[/bits]` (at the first `/`) as `isValid` and `matches` do: the mask is an
+/// `Integer.parseInt` number in 0..=32, so `/-0` and `/+8` pass.
+fn ip_expr(expr: &str) -> Option<([u8; 4], u32)> {
     let (addr, bits) = match expr.split_once('/') {
         Some((a, b)) => (a, Some(b)),
         None => (expr, None),
     };
     let bytes = addr_bytes(addr)?;
-    let max = bytes.len() as u32 * 8;
     let bits = match bits {
-        Some(b) => b.parse::<u32>().ok().filter(|&b| b <= max)?,
-        None => max,
+        Some(b) => u32::try_from(java_int::parse_int(b)?)
+            .ok()
+            .filter(|&b| b <= 32)?,
+        None => 32,
     };
     Some((bytes, bits))
 }
 
-fn masked(mut bytes: Vec<u8>, bits: u32) -> Vec<u8> {
+fn masked(mut bytes: [u8; 4], bits: u32) -> [u8; 4] {
     for (i, byte) in bytes.iter_mut().enumerate() {
         let start = i as u32 * 8;
         if bits <= start {
@@ -96,6 +96,7 @@ fn masked(mut bytes: Vec<u8>, bits: u32) -> Vec<u8> {
 }
 
 /// Whether the client address `id` (as in an `ip` identity) lies within the ACL expression.
+/// An IPv6 client matches no `ip` entry, as on ZooKeeper 3.8.
 fn ip_matches(id: &str, expr: &str) -> bool {
     let Some((acl, bits)) = ip_expr(expr) else {
         return false;
@@ -103,7 +104,7 @@ fn ip_matches(id: &str, expr: &str) -> bool {
     let Some(remote) = addr_bytes(id) else {
         return false;
     };
-    remote.len() == acl.len() && masked(remote, bits) == masked(acl, bits)
+    masked(remote, bits) == masked(acl, bits)
 }
 
 /// The text Java's `InetAddress.getHostAddress()` gives, which is what `ip` identities hold:
@@ -277,7 +278,8 @@ mod tests {
         assert_eq!(fixup(&[acl(31, "digest", "a:b:c")], &ip), None);
         assert_eq!(fixup(&[acl(31, "ip", "10.0.0.0/33")], &ip), None);
         assert!(fixup(&[acl(31, "ip", "10.0.0.0/8")], &ip).is_some());
-        assert!(fixup(&[acl(31, "ip", "::1/128")], &ip).is_some());
+        // ZooKeeper 3.8 knows IPv4 only.
+        assert_eq!(fixup(&[acl(31, "ip", "::1/128")], &ip), None);
         assert_eq!(
             fixup(&[acl(0, "world", "anyone"), acl(0, "world", "anyone")], &ip)
                 .unwrap()
@@ -305,7 +307,9 @@ mod tests {
             &[Id::new("super", "")],
             perms::READ
         ));
-        assert!(ip_matches("0:0:0:0:0:0:0:1", "::1"));
+        assert!(!ip_matches("0:0:0:0:0:0:0:1", "::1"));
+        assert!(!ip_matches("0:0:0:0:0:0:0:1", "0.0.0.0/0"));
+        assert!(ip_matches("127.0.0.1", "+127.0.0.1/-0"));
         let masked = for_get_acl(
             &[acl(1, "world", "anyone"), acl(31, "digest", "alice:h=")],
             &local,

@@ -26,6 +26,7 @@ mod delivery;
 mod dispatch;
 mod handshake;
 mod inputs;
+mod java_int;
 mod metrics;
 mod multi;
 mod ops;

@@ -176,3 +176,52 @@ fn unknown_schemes_fail_and_close() {
         assert_eq!(h.core.sessions().len(), 1);
     }
 }
+
+/// ZooKeeper 3.8's `ip` provider reads IPv4 only, each number with `Integer.parseInt`
+/// (docs/protocol.md §12.3). Expectations observed on Debian's 3.8.0 over the raw wire from a
+/// 127.0.0.1 client: create with each id alone, then getData (0 = admitted, -102 = NoAuth);
+/// setACL validates the same way.
+#[test]
+fn ip_acls_read_numbers_as_java() {
+    let mut h = H::new();
+    let mut c = h.connect();
+    let cases = [
+        ("127.0.0.1", 0, Some(0)),
+        ("+127.0.0.1", 0, Some(0)),
+        ("127.0.0.1/-0", 0, Some(0)),
+        ("127.0.0.1/+8", 0, Some(0)),
+        ("0127.00.0.1", 0, Some(0)),
+        ("\u{FF11}\u{FF12}\u{FF17}.0.0.1", 0, Some(0)),
+        ("-0.0.0.0", 0, Some(-102)),
+        ("10.0.0.0/0", 0, Some(0)),
+        ("::1", -114, None),
+        ("0:0:0:0:0:0:0:1", -114, None),
+        ("127.0.0.1/33", -114, None),
+        ("127.0.0.1/2147483648", -114, None),
+        ("1.2.3.4/", -114, None),
+        ("127.0.0.1/ 8", -114, None),
+        (" 127.0.0.1", -114, None),
+    ];
+    for (i, (id, created, read)) in cases.into_iter().enumerate() {
+        let path = format!("/ip{i}");
+        let out = h.send(&mut c, create_acl(&path, vec![acl(31, "ip", id)]));
+        assert_eq!(out.err(), created, "create with ip:{id}");
+        if let Some(read) = read {
+            assert_eq!(
+                h.send(&mut c, get_data(&path, false)).err(),
+                read,
+                "read ip:{id}"
+            );
+        }
+    }
+    h.send(&mut c, create("/set", b""));
+    let set_acl = |id: &str| {
+        Request::SetACL(shepherd_protocol::SetACLRequest {
+            path: "/set".into(),
+            acl: vec![acl(31, "ip", id)],
+            version: -1,
+        })
+    };
+    assert_eq!(h.send(&mut c, set_acl("::1")).err(), -114);
+    assert_eq!(h.send(&mut c, set_acl("+127.0.0.1")).err(), 0);
+}
