@@ -340,6 +340,9 @@ impl Core {
 
     /// checkWatches / removeWatches (docs/protocol.md §9.8): 3.8 knows types 1 (child table), 2 (data table) and
     /// 3 (both); 4 and 5 are MarshallingError. Nothing matched is NoWatcher; no event is sent.
+    /// removeWatches removes the asking connection's watches; checkWatches asks 3.8's question,
+    /// whether anyone watches the path (see `WatchTable::anyone_watches`), and for type 3
+    /// asks both tables even when the first says yes, as 3.8 does, so either may fail it.
     fn remove_watches(
         &mut self,
         conn: ConnId,
@@ -357,8 +360,9 @@ impl Core {
             let in_data = data && self.data_watches.remove(&r.path, conn);
             in_child || in_data
         } else {
-            (child && self.child_watches.contains(&r.path, conn))
-                || (data && self.data_watches.contains(&r.path, conn))
+            let in_child = child && self.child_watches.anyone_watches(&r.path)?;
+            let in_data = data && self.data_watches.anyone_watches(&r.path)?;
+            in_child || in_data
         };
         if found {
             Ok(None)

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use shepherd_protocol::EventType;
+use shepherd_protocol::{ErrorCode, EventType};
 
 use super::ConnId;
 use super::path;
@@ -80,10 +80,29 @@ impl WatchTable {
         true
     }
 
-    pub fn contains(&self, path: &str, conn: ConnId) -> bool {
-        self.by_path
-            .get(path)
-            .is_some_and(|w| w.contains_key(&conn))
+    /// ZooKeeper 3.8's `WatchManager.containsWatcher`, which checkWatches asks
+    /// (docs/protocol.md §9.8): whether **any** connection watches exactly `path` in this table
+    /// (3.8 ignores which connection asks; 3.9 made it per connection). `Err` is 3.8's
+    /// MarshallingError: its `PathParentIterator` computes each parent with
+    /// `substring(0, lastIndexOf('/'))`, which throws on a step without a `/`. The path itself
+    /// is stepped past before it is looked up, so a non-empty path with no `/` always throws;
+    /// the walk goes on to the root only while the table holds a recursive watch, so then any
+    /// other path not starting with `/` throws unless it was found; an empty path is never
+    /// walked at all.
+    pub fn anyone_watches(&self, path: &str) -> Result<bool, ErrorCode> {
+        if path.is_empty() {
+            return Ok(false);
+        }
+        if path != "/" && !path.contains('/') {
+            return Err(ErrorCode::MarshallingError);
+        }
+        if self.by_path.contains_key(path) {
+            return Ok(true);
+        }
+        if self.recursive > 0 && !path.starts_with('/') {
+            return Err(ErrorCode::MarshallingError);
+        }
+        Ok(false)
     }
 
     /// Drops every watch of a connection (its socket is gone, docs/protocol.md §9.7).

@@ -307,3 +307,101 @@ fn closing_a_connection_drops_its_watches() {
     assert_eq!(h.core.watch_count(), 0);
     assert!(all_events(&h.send(&mut a, set_data("/w", b"", -1)).actions).is_empty());
 }
+
+/// checkWatches (op 17) on 3.8 asks whether anyone watches the path, not whether the asking
+/// connection does (docs/protocol.md §9.8), and a path its parent walk cannot step through is
+/// MarshallingError. Every expectation was observed on Debian's 3.8.0 over the raw wire, with
+/// connection `a` setting the watches and `b` asking.
+#[test]
+fn check_watches_asks_whether_anyone_watches() {
+    let mut h = H::new();
+    let mut a = h.connect();
+    let mut b = h.connect();
+    let check = |path: &str, t: i32| {
+        Request::CheckWatches(RemoveWatchesRequest {
+            path: path.into(),
+            watcher_type: t,
+        })
+    };
+    h.send(&mut a, create("/cw", b""));
+    h.send(&mut a, create("/cw2", b""));
+    h.send(&mut a, get_data("/cw", true));
+    h.send(&mut a, get_children("/cw2", true));
+    let cases = [
+        ("/cw", 1, -121),
+        ("/cw", 2, 0),
+        ("/cw", 3, 0),
+        ("/cw2", 1, 0),
+        ("/cw2", 2, -121),
+        ("/cw2", 3, 0),
+        ("/none", 3, -121),
+        ("/cw/", 2, -121),
+        ("", 3, -121),
+        // The first parent step of a path without `/` throws.
+        ("cw", 2, -5),
+        ("cw", 3, -5),
+        // With no recursive watch the walk stops after the path itself.
+        ("a/b", 2, -121),
+        ("x/", 2, -121),
+        ("cw", 9, -5),
+    ];
+    for (path, t, err) in cases {
+        assert_eq!(
+            h.send(&mut b, check(path, t)).err(),
+            err,
+            "{path:?} type {t}"
+        );
+        assert_eq!(
+            h.send(&mut a, check(path, t)).err(),
+            err,
+            "{path:?} type {t}"
+        );
+    }
+    // Persistent and recursive watches sit in both tables; a recursive one counts only at
+    // its own path, and makes every table that holds it walk to the root.
+    h.send(&mut a, add_watch("/pw", 0));
+    h.send(&mut a, add_watch("/rw", 1));
+    let cases = [
+        ("/pw", 1, 0),
+        ("/pw", 2, 0),
+        ("/rw", 3, 0),
+        ("/rw/kid", 3, -121),
+        ("/rw/", 3, -121),
+        ("/", 3, -121),
+        ("", 3, -121),
+        ("a/b", 1, -5),
+        ("a/b", 2, -5),
+        ("x/", 2, -5),
+    ];
+    for (path, t, err) in cases {
+        assert_eq!(
+            h.send(&mut b, check(path, t)).err(),
+            err,
+            "{path:?} type {t}"
+        );
+    }
+    // Removing the recursive watch from the data table only leaves the child table walking.
+    let remove = Request::RemoveWatches(RemoveWatchesRequest {
+        path: "/rw".into(),
+        watcher_type: 2,
+    });
+    assert_eq!(h.send(&mut a, remove).err(), 0);
+    for (path, t, err) in [
+        ("a/b", 1, -5),
+        ("a/b", 2, -121),
+        ("a/b", 3, -5),
+        ("/rw", 2, -121),
+    ] {
+        assert_eq!(
+            h.send(&mut b, check(path, t)).err(),
+            err,
+            "{path:?} type {t}"
+        );
+    }
+    // removeWatches stays per connection: b cannot remove a's watch.
+    let remove = Request::RemoveWatches(RemoveWatchesRequest {
+        path: "/cw".into(),
+        watcher_type: 2,
+    });
+    assert_eq!(h.send(&mut b, remove).err(), -121);
+}
