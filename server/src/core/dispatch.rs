@@ -205,7 +205,7 @@ impl Core {
                     let mut txn = Txn::new(self.zxid, now.wall_ms, session);
                     let response = self.multi(&m.ops, ids, &mut txn);
                     self.deliver(txn.fired, &mut out);
-                    Ok(Some(Response::Multi(response)))
+                    response.map(|r| Some(Response::Multi(r)))
                 }
             }
             Request::MultiRead(m) => {

@@ -6,18 +6,38 @@
 //! never registers watches.
 
 use shepherd_protocol::{
-    Create2Response, CreateRequest, ErrorCode, Id, MultiOp, MultiResponse, MultiResult, OpCode,
+    Create2Response, CreateMode, CreateRequest, ErrorCode, Id, MultiOp, MultiResponse, MultiResult,
+    OpCode,
 };
 
 use super::Core;
-use super::ops::OpResult;
 use super::txn::Txn;
+
+/// Why a multi's op failed: the op alone (the multi answers per-op results), or the whole
+/// request (the multi answers this error with no results, as 3.8 does when preparing an op
+/// throws something other than a `KeeperException`).
+enum Failure {
+    Op(ErrorCode),
+    Whole(ErrorCode),
+}
+
+impl From<ErrorCode> for Failure {
+    fn from(code: ErrorCode) -> Failure {
+        Failure::Op(code)
+    }
+}
 
 impl Core {
     /// Applies the write ops of a multi inside `txn`. On failure the tree is rolled back, the
     /// txn's events are discarded, and the results are 0 before the failing op, its code at it,
-    /// and -2 (RuntimeInconsistency) after it (docs/protocol.md §10.3).
-    pub(crate) fn multi(&mut self, ops: &[MultiOp], ids: &[Id], txn: &mut Txn) -> MultiResponse {
+    /// and -2 (RuntimeInconsistency) after it (docs/protocol.md §10.3); `Err` fails the whole
+    /// request instead (its zxid is still taken).
+    pub(crate) fn multi(
+        &mut self,
+        ops: &[MultiOp],
+        ids: &[Id],
+        txn: &mut Txn,
+    ) -> Result<MultiResponse, ErrorCode> {
         let mut results = Vec::with_capacity(ops.len());
         let mut failure = None;
         for (i, op) in ops.iter().enumerate() {
@@ -32,6 +52,10 @@ impl Core {
         if let Some((failed, code)) = failure {
             self.tree.rollback(std::mem::take(&mut txn.undo));
             txn.fired.clear();
+            let code = match code {
+                Failure::Op(code) => code,
+                Failure::Whole(code) => return Err(code),
+            };
             results = (0..ops.len())
                 .map(|i| {
                     MultiResult::Error(match i.cmp(&failed) {
@@ -42,18 +66,18 @@ impl Core {
                 })
                 .collect();
         }
-        MultiResponse { results }
+        Ok(MultiResponse { results })
     }
 
-    fn multi_op(&mut self, op: &MultiOp, ids: &[Id], txn: &mut Txn) -> OpResult<MultiResult> {
+    fn multi_op(
+        &mut self,
+        op: &MultiOp,
+        ids: &[Id],
+        txn: &mut Txn,
+    ) -> Result<MultiResult, Failure> {
         Ok(match op {
-            // 3.8 decays create2 to a plain create result, path only (ZOOKEEPER-4026, docs/protocol.md §10.2).
-            MultiOp::Create(r) | MultiOp::Create2(r) => {
-                MultiResult::Create(self.create(OpCode::Create, r, -1, ids, txn)?.0)
-            }
-            MultiOp::CreateContainer(r) => {
-                let (path, stat) = self.create(OpCode::CreateContainer, r, -1, ids, txn)?;
-                MultiResult::Create2(Create2Response { path, stat })
+            MultiOp::Create(r) | MultiOp::Create2(r) | MultiOp::CreateContainer(r) => {
+                self.multi_create(r, None, ids, txn)?
             }
             MultiOp::CreateTTL(r) => {
                 let create = CreateRequest {
@@ -62,8 +86,7 @@ impl Core {
                     acl: r.acl.clone(),
                     flags: r.flags,
                 };
-                let (path, stat) = self.create(OpCode::CreateTTL, &create, r.ttl, ids, txn)?;
-                MultiResult::Create2(Create2Response { path, stat })
+                self.multi_create(&create, Some(r.ttl), ids, txn)?
             }
             MultiOp::Delete(r) => {
                 self.delete(&r.path, r.version, ids, txn)?;
@@ -76,8 +99,39 @@ impl Core {
             }
             // Filtered out before a multi runs (a mix is MarshallingError, docs/protocol.md §10.1).
             MultiOp::GetData(_) | MultiOp::GetChildren(_) => {
-                return Err(ErrorCode::MarshallingError);
+                return Err(Failure::Op(ErrorCode::MarshallingError));
             }
+        })
+    }
+
+    /// A create inside a multi (docs/protocol.md §10.2). 3.8 rebuilds every create sub-op
+    /// from its record (`MultiOperationRecord` → `Op.create`), so the **flags**, not the
+    /// sub-op's opcode, choose the kind: 4 makes a container, 5 and 6 a TTL node, anything
+    /// else a plain create (whose flags are then validated, an invalid value being
+    /// BadArguments). A createTTL sub-op keeps its TTL only with TTL flags. TTL flags on a
+    /// sub-op without a TTL field make 3.8 cast a `CreateRequest` to `CreateTTLRequest`: the
+    /// whole multi fails with MarshallingError. The result is a create2-shaped one (path and
+    /// stat, type 15) for a container or TTL node, and a plain create result (path only) for
+    /// the rest, whichever opcode the sub-op had (ZOOKEEPER-4026).
+    fn multi_create(
+        &mut self,
+        r: &CreateRequest,
+        ttl: Option<i64>,
+        ids: &[Id],
+        txn: &mut Txn,
+    ) -> Result<MultiResult, Failure> {
+        let kind = CreateMode::try_from(r.flags).unwrap_or(CreateMode::Persistent);
+        let (op, ttl) = match (kind, ttl) {
+            (CreateMode::Container, _) => (OpCode::CreateContainer, -1),
+            (k, Some(ttl)) if k.is_ttl() => (OpCode::CreateTTL, ttl),
+            (k, None) if k.is_ttl() => return Err(Failure::Whole(ErrorCode::MarshallingError)),
+            _ => (OpCode::Create, -1),
+        };
+        let (path, stat) = self.create(op, r, ttl, ids, txn)?;
+        Ok(if op == OpCode::Create {
+            MultiResult::Create(path)
+        } else {
+            MultiResult::Create2(Create2Response { path, stat })
         })
     }
 

@@ -208,3 +208,111 @@ fn multi_read_is_per_op_and_ignores_watches() {
     assert_eq!(h.core.watch_count(), 0);
     assert_eq!(h.core.last_zxid(), zxid);
 }
+
+/// Inside a multi, 3.8 chooses a create's kind from its flags, not from the sub-op's opcode
+/// (docs/protocol.md §10.2). Each row was observed on Debian's 3.8.0 over the raw wire: a multi
+/// of that one sub-op, then exists on the created path for its ephemeralOwner, and for flags 4
+/// a child created and deleted to see the container reaped.
+#[test]
+fn create_kind_comes_from_the_flags() {
+    use crate::core::tree::Owner;
+    use shepherd_protocol::{OpCode, Reply};
+
+    /// What 3.8 made: the node's owner and whether its result had a Stat (type 15), a per-op
+    /// error, or an error for the whole multi.
+    #[derive(Debug, PartialEq)]
+    enum Made {
+        Node(&'static str, bool),
+        OpError(i32),
+        Whole(i32),
+    }
+    use Made::{Node, OpError, Whole};
+    let plain = |flags: i32| match flags {
+        0 | 2 => Node("persistent", false),
+        1 | 3 => Node("ephemeral", false),
+        4 => Node("container", true),
+        5 | 6 => Whole(-5),
+        _ => OpError(-8),
+    };
+    let mut expected = Vec::new();
+    for op in [OpCode::Create, OpCode::Create2, OpCode::CreateContainer] {
+        for flags in [0, 1, 2, 3, 4, 5, 6, 7, -1] {
+            expected.push((op, flags, None, plain(flags)));
+        }
+    }
+    for flags in [0, 1, 2, 3, 4, 5, 6, 7, -1] {
+        for ttl in [1000, 0, -1] {
+            let made = match flags {
+                5 | 6 if ttl > 0 => Node("ttl", true),
+                5 | 6 => OpError(-8),
+                // Any other flags drop the TTL: a plain create, whatever the TTL.
+                _ => plain(flags),
+            };
+            expected.push((OpCode::CreateTTL, flags, Some(ttl), made));
+        }
+    }
+    let mut h = H::new();
+    let mut c = h.connect();
+    for (i, (op, flags, ttl, want)) in expected.into_iter().enumerate() {
+        let path = format!("/k{i}");
+        let req = create_req(&path, Some(b""), flags);
+        let sub = match op {
+            OpCode::Create => MultiOp::Create(req),
+            OpCode::Create2 => MultiOp::Create2(req),
+            OpCode::CreateContainer => MultiOp::CreateContainer(req),
+            _ => MultiOp::CreateTTL(CreateTTLRequest {
+                path: req.path,
+                data: req.data,
+                acl: req.acl,
+                flags,
+                ttl: ttl.unwrap_or(-1),
+            }),
+        };
+        let zxid = h.core.last_zxid();
+        let out = h.send(&mut c, multi(vec![sub]));
+        assert_eq!(out.zxid(), zxid + 1, "{op:?} {flags} {ttl:?}: one zxid");
+        let made = match out.reply() {
+            Reply::Err(header) => Whole(header.err),
+            Reply::Ok(..) => match &results(&out)[..] {
+                [MultiResult::Error(code)] => OpError(*code),
+                [result] => {
+                    let (created, stat) = match result {
+                        MultiResult::Create(path) => (path.clone(), false),
+                        MultiResult::Create2(r) => (r.path.clone(), true),
+                        other => panic!("{other:?}"),
+                    };
+                    let sequential = created != path;
+                    assert_eq!(sequential, flags == 2 || flags == 3 || flags == 6);
+                    let owner = match h.core.tree.get(&created).expect("created").owner {
+                        Owner::Persistent => "persistent",
+                        Owner::Ephemeral(s) if s == c.session => "ephemeral",
+                        Owner::Container => "container",
+                        Owner::Ttl(t) if Some(t) == ttl => "ttl",
+                        other => panic!("{other:?}"),
+                    };
+                    Node(owner, stat)
+                }
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(made, want, "{op:?} flags {flags} ttl {ttl:?}");
+    }
+    // An earlier failure wins over the cast: the TTL-flagged sub-op is then only
+    // RuntimeInconsistency (observed: a create, a create of `/` (NodeExists), then a
+    // createContainer with flags 6 gave 0, -110, -2).
+    let ops = vec![
+        MultiOp::Create(create_req("/m2a", Some(b""), 0)),
+        MultiOp::Create(create_req("/", Some(b""), 0)),
+        MultiOp::CreateContainer(create_req("/m2b", Some(b""), 6)),
+    ];
+    let out = h.send(&mut c, multi(ops));
+    assert_eq!(
+        results(&out),
+        [
+            MultiResult::Error(0),
+            MultiResult::Error(-110),
+            MultiResult::Error(-2)
+        ]
+    );
+}
