@@ -8,11 +8,13 @@
 //!   background (the client applies it after the create, whatever became of its reply);
 //! * the turn rule is [`crate::names::evaluate`]; a contender whose own node vanished fails
 //!   with [`Error::LockLost`] rather than re-creating it behind the caller's back;
-//! * every getChildren, exists and wake-up while contending is counted in [`LockStats`].
+//! * every getChildren, exists and wake-up while contending is counted in [`LockStats`], and
+//!   every block on a watch in its `waiting` gauge ([`sleep_on`], which the fixed-node and
+//!   lease waits share).
 
 use std::sync::Arc;
 
-use shepherd_client::{Client, Error as ZkError};
+use shepherd_client::{Client, Error as ZkError, OneshotWatcher};
 use tokio::time::timeout_at;
 
 use crate::error::{Error, Result};
@@ -128,21 +130,37 @@ impl Contest<'_> {
                     }
                 }
             };
-            let waiting = self.stats.waiting();
-            let fired = match wait {
-                Wait::Until(at) => match timeout_at(at, watcher).await {
-                    Ok(fired) => fired,
-                    Err(_) => return Ok(false),
-                },
-                _ => watcher.await,
-            };
-            // Leave the gauge before counting the wake-up: an observer that sees the new count
-            // then also sees this waiter out of line until it waits again.
-            drop(waiting);
-            fired?;
-            self.stats.bump(|s| s.wakeups += 1);
+            if !sleep_on(self.stats, watcher, wait).await? {
+                return Ok(false);
+            }
         }
     }
+}
+
+/// Blocks on a contention `watch` until it fires or `wait` runs out (`Ok(false)`; `Wait::No`
+/// is the caller's to handle before, as it never blocks), counted in the `waiting` gauge
+/// meanwhile and as a wake-up once it fired.
+///
+/// Errors: the watch's own (the session ended, say).
+pub(crate) async fn sleep_on(
+    stats: &Arc<LockStats>,
+    watch: OneshotWatcher,
+    wait: Wait,
+) -> Result<bool> {
+    let waiting = stats.waiting();
+    let fired = match wait {
+        Wait::Until(at) => match timeout_at(at, watch).await {
+            Ok(fired) => fired,
+            Err(_) => return Ok(false),
+        },
+        _ => watch.await,
+    };
+    // Leave the gauge before counting the wake-up: an observer that sees the new count then
+    // also sees this waiter out of line until it waits again.
+    drop(waiting);
+    fired?;
+    stats.bump(|s| s.wakeups += 1);
+    Ok(true)
 }
 
 /// Deletes a contender node that no guard owns yet, unless disarmed: awaited with

@@ -9,15 +9,14 @@
 //! with our owner id. Waiters leave an exists watch on the node, so a release wakes all of
 //! them (a herd; [`crate::SequentialLock`] avoids it).
 
-use std::future::Future;
 use std::sync::Arc;
 
 use shepherd_client::{Client, Error as ZkError};
-use tokio::time::timeout_at;
 
-use crate::contend::Cleanup;
+use crate::contend::{Cleanup, sleep_on};
 use crate::error::Result;
-use crate::lock::{Lock, Wait};
+use crate::lock::Wait;
+use crate::lock_base::{LockBase, impl_lock};
 use crate::lock_guard::LockGuard;
 use crate::names::uuid_v4;
 use crate::node::{Pending, create_fixed, wait_not_disconnected};
@@ -48,86 +47,61 @@ use crate::stats::LockStats;
 /// ```
 #[derive(Debug, Clone)]
 pub struct EphemeralLock {
-    client: Client,
-    path: String,
-    stats: Arc<LockStats>,
+    base: LockBase,
 }
 
 impl EphemeralLock {
     /// A lock on the node `path` (its parent is created as needed).
     pub fn new(client: &Client, path: impl Into<String>) -> EphemeralLock {
         EphemeralLock {
-            client: client.clone(),
-            path: path.into(),
-            stats: LockStats::new(),
+            base: LockBase::new(client, path),
         }
     }
 
     /// Counts into `stats` (shared with other locks, say) instead of the lock's own.
     pub fn with_stats(mut self, stats: Arc<LockStats>) -> EphemeralLock {
-        self.stats = stats;
+        self.base.stats = stats;
         self
     }
 
     async fn contend(&self, wait: Wait) -> Result<Option<LockGuard>> {
-        let data = format!("{:x}-{}", self.client.session_id(), uuid_v4()).into_bytes();
+        let LockBase {
+            client,
+            path,
+            stats,
+        } = &self.base;
+        let data = format!("{:x}-{}", client.session_id(), uuid_v4()).into_bytes();
         let pending = Pending::Data {
-            path: self.path.clone(),
+            path: path.clone(),
             data: data.clone(),
         };
-        let cleanup = Cleanup::new(&self.client, pending);
+        let cleanup = Cleanup::new(client, pending);
         loop {
-            if let Some(created) = create_fixed(&self.client, &self.path, &data).await? {
+            if let Some(created) = create_fixed(client, path, &data).await? {
                 cleanup.disarm();
-                self.stats.bump(|s| s.acquired += 1);
-                return Ok(Some(LockGuard::new(&self.client, created)));
+                stats.bump(|s| s.acquired += 1);
+                return Ok(Some(LockGuard::new(client, created)));
             }
             if wait == Wait::No {
                 cleanup.disarm(); // the node is someone else's; nothing of ours exists
                 return Ok(None);
             }
-            self.stats.bump(|s| s.exists += 1);
-            let watcher = match self.client.exists_w(&self.path).await {
+            stats.bump(|s| s.exists += 1);
+            let watcher = match client.exists_w(path).await {
                 Ok((Some(_), w)) => w,
                 Ok((None, _)) => continue,
                 Err(ZkError::ConnectionLoss) => {
-                    wait_not_disconnected(&self.client).await;
+                    wait_not_disconnected(client).await;
                     continue;
                 }
                 Err(e) => return Err(e.into()),
             };
-            let waiting = self.stats.waiting();
-            let fired = match wait {
-                Wait::Until(at) => match timeout_at(at, watcher).await {
-                    Ok(fired) => fired,
-                    Err(_) => {
-                        cleanup.disarm();
-                        return Ok(None);
-                    }
-                },
-                _ => watcher.await,
-            };
-            // Leave the gauge before counting the wake-up: an observer that sees the new count
-            // then also sees this waiter out of line until it waits again.
-            drop(waiting);
-            fired?;
-            self.stats.bump(|s| s.wakeups += 1);
+            if !sleep_on(stats, watcher, wait).await? {
+                cleanup.disarm(); // as above: the node we waited on is someone else's
+                return Ok(None);
+            }
         }
     }
 }
 
-impl Lock for EphemeralLock {
-    type Guard = LockGuard;
-
-    fn acquire_with(&self, wait: Wait) -> impl Future<Output = Result<Option<LockGuard>>> + Send {
-        self.contend(wait)
-    }
-
-    fn stats(&self) -> &Arc<LockStats> {
-        &self.stats
-    }
-
-    fn path(&self) -> &str {
-        &self.path
-    }
-}
+impl_lock!(EphemeralLock);

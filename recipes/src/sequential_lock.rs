@@ -7,14 +7,14 @@
 //! container. The uuid is fresh for each acquisition, so after a connection loss during the
 //! create our node is found by that prefix. Waiting follows the lock's [`WaitStrategy`].
 
-use std::future::Future;
 use std::sync::Arc;
 
 use shepherd_client::Client;
 
-use crate::contend::{Contest, WaitStrategy};
+use crate::contend::WaitStrategy;
 use crate::error::Result;
-use crate::lock::{Lock, Wait};
+use crate::lock::Wait;
+use crate::lock_base::{LockBase, impl_lock};
 use crate::lock_guard::LockGuard;
 use crate::names::{Kind, uuid_v4};
 use crate::stats::LockStats;
@@ -43,20 +43,16 @@ use crate::stats::LockStats;
 /// ```
 #[derive(Debug, Clone)]
 pub struct SequentialLock {
-    client: Client,
-    dir: String,
+    base: LockBase,
     strategy: WaitStrategy,
-    stats: Arc<LockStats>,
 }
 
 impl SequentialLock {
     /// A lock on the folder `dir`, waiting by [`WaitStrategy::Predecessor`].
     pub fn new(client: &Client, dir: impl Into<String>) -> SequentialLock {
         SequentialLock {
-            client: client.clone(),
-            dir: dir.into(),
+            base: LockBase::new(client, dir),
             strategy: WaitStrategy::Predecessor,
-            stats: LockStats::new(),
         }
     }
 
@@ -68,34 +64,15 @@ impl SequentialLock {
 
     /// Counts into `stats` instead of the lock's own.
     pub fn with_stats(mut self, stats: Arc<LockStats>) -> SequentialLock {
-        self.stats = stats;
+        self.base.stats = stats;
         self
     }
 
     async fn contend(&self, wait: Wait) -> Result<Option<LockGuard>> {
-        let contest = Contest {
-            client: &self.client,
-            dir: &self.dir,
-            stats: &self.stats,
-            strategy: self.strategy,
-        };
         let prefix = format!("{}-lock-", uuid_v4());
+        let contest = self.base.contest(self.strategy);
         contest.acquire(&prefix, Kind::Write, wait, None).await
     }
 }
 
-impl Lock for SequentialLock {
-    type Guard = LockGuard;
-
-    fn acquire_with(&self, wait: Wait) -> impl Future<Output = Result<Option<LockGuard>>> + Send {
-        self.contend(wait)
-    }
-
-    fn stats(&self) -> &Arc<LockStats> {
-        &self.stats
-    }
-
-    fn path(&self) -> &str {
-        &self.dir
-    }
-}
+impl_lock!(SequentialLock);

@@ -15,10 +15,11 @@ use std::sync::Arc;
 
 use shepherd_client::Client;
 
-use crate::contend::{Contest, WaitStrategy};
+use crate::contend::WaitStrategy;
 use crate::error::Result;
 use crate::half::{ReadHalf, ReadWrite, WriteHalf};
 use crate::lock::Wait;
+use crate::lock_base::LockBase;
 use crate::lock_guard::LockGuard;
 use crate::names::{Kind, uuid_v4};
 use crate::stats::LockStats;
@@ -51,20 +52,16 @@ use crate::stats::LockStats;
 /// ```
 #[derive(Debug, Clone)]
 pub struct SharedLock {
-    client: Client,
-    dir: String,
+    base: LockBase,
     strategy: WaitStrategy,
-    stats: Arc<LockStats>,
 }
 
 impl SharedLock {
     /// A lock on the folder `dir`, waiting by [`WaitStrategy::Predecessor`].
     pub fn new(client: &Client, dir: impl Into<String>) -> SharedLock {
         SharedLock {
-            client: client.clone(),
-            dir: dir.into(),
+            base: LockBase::new(client, dir),
             strategy: WaitStrategy::Predecessor,
-            stats: LockStats::new(),
         }
     }
 
@@ -76,18 +73,18 @@ impl SharedLock {
 
     /// Counts into `stats` instead of the lock's own.
     pub fn with_stats(mut self, stats: Arc<LockStats>) -> SharedLock {
-        self.stats = stats;
+        self.base.stats = stats;
         self
     }
 
     /// The counters both halves count into.
     pub fn stats(&self) -> &Arc<LockStats> {
-        &self.stats
+        &self.base.stats
     }
 
     /// The lock folder.
     pub fn path(&self) -> &str {
-        &self.dir
+        &self.base.path
     }
 
     /// The read half: granted once no lower node is a writer's (a reader never waits for
@@ -102,17 +99,12 @@ impl SharedLock {
     }
 
     async fn contend(&self, kind: Kind, wait: Wait) -> Result<Option<LockGuard>> {
-        let contest = Contest {
-            client: &self.client,
-            dir: &self.dir,
-            stats: &self.stats,
-            strategy: self.strategy,
-        };
         let marker = match kind {
             Kind::Read => "read",
             Kind::Write => "write",
         };
         let prefix = format!("{}-{marker}-", uuid_v4());
+        let contest = self.base.contest(self.strategy);
         contest.acquire(&prefix, kind, wait, None).await
     }
 }
@@ -127,10 +119,10 @@ impl ReadWrite for SharedLock {
     }
 
     fn stats(&self) -> &Arc<LockStats> {
-        &self.stats
+        &self.base.stats
     }
 
     fn path(&self) -> &str {
-        &self.dir
+        &self.base.path
     }
 }

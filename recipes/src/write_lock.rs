@@ -11,14 +11,14 @@
 //! the recipe's session-scoped prefix (and its recovery by prefix) while keeping tasks that
 //! share a client apart. Java clients on the same folder still order us correctly.
 
-use std::future::Future;
 use std::sync::Arc;
 
 use shepherd_client::Client;
 
-use crate::contend::{Contest, WaitStrategy};
+use crate::contend::WaitStrategy;
 use crate::error::Result;
-use crate::lock::{Lock, Wait};
+use crate::lock::Wait;
+use crate::lock_base::{LockBase, impl_lock};
 use crate::lock_guard::LockGuard;
 use crate::names::{Kind, uuid_v4};
 use crate::stats::LockStats;
@@ -45,52 +45,29 @@ use crate::stats::LockStats;
 /// ```
 #[derive(Debug, Clone)]
 pub struct WriteLock {
-    client: Client,
-    dir: String,
-    stats: Arc<LockStats>,
+    base: LockBase,
 }
 
 impl WriteLock {
     /// A lock on the folder `dir`.
     pub fn new(client: &Client, dir: impl Into<String>) -> WriteLock {
         WriteLock {
-            client: client.clone(),
-            dir: dir.into(),
-            stats: LockStats::new(),
+            base: LockBase::new(client, dir),
         }
     }
 
     /// Counts into `stats` instead of the lock's own.
     pub fn with_stats(mut self, stats: Arc<LockStats>) -> WriteLock {
-        self.stats = stats;
+        self.base.stats = stats;
         self
     }
 
     async fn contend(&self, wait: Wait) -> Result<Option<LockGuard>> {
-        let contest = Contest {
-            client: &self.client,
-            dir: &self.dir,
-            stats: &self.stats,
-            strategy: WaitStrategy::Predecessor,
-        };
         let nonce = &uuid_v4()[..8];
-        let prefix = format!("x-{}-{nonce}-", self.client.session_id());
+        let prefix = format!("x-{}-{nonce}-", self.base.client.session_id());
+        let contest = self.base.contest(WaitStrategy::Predecessor);
         contest.acquire(&prefix, Kind::Write, wait, None).await
     }
 }
 
-impl Lock for WriteLock {
-    type Guard = LockGuard;
-
-    fn acquire_with(&self, wait: Wait) -> impl Future<Output = Result<Option<LockGuard>>> + Send {
-        self.contend(wait)
-    }
-
-    fn stats(&self) -> &Arc<LockStats> {
-        &self.stats
-    }
-
-    fn path(&self) -> &str {
-        &self.dir
-    }
-}
+impl_lock!(WriteLock);

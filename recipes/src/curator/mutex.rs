@@ -10,15 +10,15 @@
 //! cancelled acquisition deletes its node (awaited on timeout, in the background on
 //! cancellation), as Curator's `deleteOurPath` does.
 
-use std::future::Future;
 use std::sync::Arc;
 
 use shepherd_client::Client;
 
 use super::Reentrant;
-use crate::contend::{Contest, WaitStrategy};
+use crate::contend::WaitStrategy;
 use crate::error::Result;
-use crate::lock::{Lock, Wait};
+use crate::lock::Wait;
+use crate::lock_base::{LockBase, impl_lock};
 use crate::lock_guard::LockGuard;
 use crate::names::{Kind, uuid_v4};
 use crate::stats::LockStats;
@@ -55,9 +55,7 @@ use crate::stats::LockStats;
 /// ```
 #[derive(Debug)]
 pub struct Mutex {
-    client: Client,
-    path: String,
-    stats: Arc<LockStats>,
+    base: LockBase,
     owner: Reentrant,
 }
 
@@ -65,16 +63,14 @@ impl Mutex {
     /// A mutex on the folder `path`.
     pub fn new(client: &Client, path: impl Into<String>) -> Mutex {
         Mutex {
-            client: client.clone(),
-            path: path.into(),
-            stats: LockStats::new(),
+            base: LockBase::new(client, path),
             owner: Reentrant::default(),
         }
     }
 
     /// Counts into `stats` instead of the lock's own.
     pub fn with_stats(mut self, stats: Arc<LockStats>) -> Mutex {
-        self.stats = stats;
+        self.base.stats = stats;
         self
     }
 
@@ -92,31 +88,12 @@ impl Mutex {
     async fn contend(&self, wait: Wait) -> Result<Option<LockGuard>> {
         self.owner
             .acquire(wait, |wait| async move {
-                let contest = Contest {
-                    client: &self.client,
-                    dir: &self.path,
-                    stats: &self.stats,
-                    strategy: WaitStrategy::Predecessor,
-                };
                 let prefix = format!("_c_{}-lock-", uuid_v4());
+                let contest = self.base.contest(WaitStrategy::Predecessor);
                 contest.acquire(&prefix, Kind::Write, wait, None).await
             })
             .await
     }
 }
 
-impl Lock for Mutex {
-    type Guard = LockGuard;
-
-    fn acquire_with(&self, wait: Wait) -> impl Future<Output = Result<Option<LockGuard>>> + Send {
-        self.contend(wait)
-    }
-
-    fn stats(&self) -> &Arc<LockStats> {
-        &self.stats
-    }
-
-    fn path(&self) -> &str {
-        &self.path
-    }
-}
+impl_lock!(Mutex);

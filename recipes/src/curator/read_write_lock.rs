@@ -23,6 +23,7 @@ use crate::contend::{Contest, WaitStrategy};
 use crate::error::{Error, Result};
 use crate::half::{ReadHalf, ReadWrite, WriteHalf};
 use crate::lock::Wait;
+use crate::lock_base::LockBase;
 use crate::lock_guard::LockGuard;
 use crate::names::{Kind, base, uuid_v4};
 use crate::stats::LockStats;
@@ -56,9 +57,7 @@ use crate::stats::LockStats;
 /// ```
 #[derive(Debug)]
 pub struct ReadWriteLock {
-    client: Client,
-    path: String,
-    stats: Arc<LockStats>,
+    base: LockBase,
     read: Reentrant,
     write: Reentrant,
 }
@@ -67,9 +66,7 @@ impl ReadWriteLock {
     /// A read/write lock on the folder `path`.
     pub fn new(client: &Client, path: impl Into<String>) -> ReadWriteLock {
         ReadWriteLock {
-            client: client.clone(),
-            path: path.into(),
-            stats: LockStats::new(),
+            base: LockBase::new(client, path),
             read: Reentrant::default(),
             write: Reentrant::default(),
         }
@@ -77,18 +74,18 @@ impl ReadWriteLock {
 
     /// Counts into `stats` instead of the lock's own.
     pub fn with_stats(mut self, stats: Arc<LockStats>) -> ReadWriteLock {
-        self.stats = stats;
+        self.base.stats = stats;
         self
     }
 
     /// The counters both halves count into.
     pub fn stats(&self) -> &Arc<LockStats> {
-        &self.stats
+        &self.base.stats
     }
 
     /// The lock folder.
     pub fn path(&self) -> &str {
-        &self.path
+        &self.base.path
     }
 
     /// The read half (Curator's `readLock()`): waits for every lower write node but this
@@ -116,12 +113,7 @@ impl ReadWriteLock {
     }
 
     fn contest(&self) -> Contest<'_> {
-        Contest {
-            client: &self.client,
-            dir: &self.path,
-            stats: &self.stats,
-            strategy: WaitStrategy::Predecessor,
-        }
+        self.base.contest(WaitStrategy::Predecessor)
     }
 
     async fn contend_read(&self, wait: Wait) -> Result<Option<LockGuard>> {
@@ -166,10 +158,10 @@ impl ReadWrite for ReadWriteLock {
     }
 
     fn stats(&self) -> &Arc<LockStats> {
-        &self.stats
+        &self.base.stats
     }
 
     fn path(&self) -> &str {
-        &self.path
+        &self.base.path
     }
 }

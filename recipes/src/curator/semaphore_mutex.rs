@@ -12,17 +12,16 @@
 //! Curator); the guard is the lease node, and may be released by any task it is moved to; a
 //! timed-out or cancelled acquisition deletes its lease node and releases the `locks` mutex.
 
-use std::future::Future;
 use std::sync::Arc;
 
 use shepherd_client::{Client, Error as ZkError};
-use tokio::time::timeout_at;
 
 use super::Mutex;
-use crate::contend::Cleanup;
+use crate::contend::{Cleanup, sleep_on};
 use crate::error::{Error, Result};
 use crate::guard::Guard;
 use crate::lock::{Lock, Wait};
+use crate::lock_base::{LockBase, impl_lock};
 use crate::lock_guard::LockGuard;
 use crate::lost::LostReason;
 use crate::names::{base, join, uuid_v4};
@@ -54,33 +53,33 @@ use crate::stats::LockStats;
 /// ```
 #[derive(Debug, Clone)]
 pub struct SemaphoreMutex {
-    client: Client,
-    path: String,
-    stats: Arc<LockStats>,
+    base: LockBase,
 }
 
 impl SemaphoreMutex {
     /// A semaphore mutex on the folder `path`.
     pub fn new(client: &Client, path: impl Into<String>) -> SemaphoreMutex {
         SemaphoreMutex {
-            client: client.clone(),
-            path: path.into(),
-            stats: LockStats::new(),
+            base: LockBase::new(client, path),
         }
     }
 
     /// Counts into `stats` instead of the lock's own (the inner `locks` mutex counts there
     /// too).
     pub fn with_stats(mut self, stats: Arc<LockStats>) -> SemaphoreMutex {
-        self.stats = stats;
+        self.base.stats = stats;
         self
     }
 
     /// Takes the inner `locks` mutex, then the lease, then lets the mutex go.
     async fn contend(&self, wait: Wait) -> Result<Option<LockGuard>> {
         // A fresh owner each time: the inner mutex must not be re-entered by a second taker.
-        let mutex =
-            Mutex::new(&self.client, join(&self.path, "locks")).with_stats(self.stats.clone());
+        let LockBase {
+            client,
+            path,
+            stats,
+        } = &self.base;
+        let mutex = Mutex::new(client, join(path, "locks")).with_stats(stats.clone());
         let Some(inner) = mutex.acquire_with(wait).await? else {
             return Ok(None);
         };
@@ -93,8 +92,12 @@ impl SemaphoreMutex {
 
     /// Creates our lease node and waits until it is the only one.
     async fn lease(&self, wait: Wait) -> Result<Option<LockGuard>> {
-        let (client, stats) = (&self.client, &self.stats);
-        let leases = join(&self.path, "leases");
+        let LockBase {
+            client,
+            path,
+            stats,
+        } = &self.base;
+        let leases = join(path, "leases");
         let prefix = format!("_c_{}-lease-", uuid_v4());
         let pending = Pending::Prefix {
             dir: leases.clone(),
@@ -121,42 +124,12 @@ impl SemaphoreMutex {
                 stats.bump(|s| s.acquired += 1);
                 return Ok(Some(LockGuard::new(client, created)));
             }
-            let waiting = stats.waiting();
-            let fired = match wait {
-                Wait::Forever => watcher.await,
-                Wait::Until(at) => match timeout_at(at, watcher).await {
-                    Ok(fired) => fired,
-                    Err(_) => {
-                        cleanup.run_now().await?;
-                        return Ok(None);
-                    }
-                },
-                Wait::No => {
-                    cleanup.run_now().await?;
-                    return Ok(None);
-                }
-            };
-            // Leave the gauge before counting the wake-up: an observer that sees the new count
-            // then also sees this waiter out of line until it waits again.
-            drop(waiting);
-            fired?;
-            stats.bump(|s| s.wakeups += 1);
+            if wait == Wait::No || !sleep_on(stats, watcher, wait).await? {
+                cleanup.run_now().await?;
+                return Ok(None);
+            }
         }
     }
 }
 
-impl Lock for SemaphoreMutex {
-    type Guard = LockGuard;
-
-    fn acquire_with(&self, wait: Wait) -> impl Future<Output = Result<Option<LockGuard>>> + Send {
-        self.contend(wait)
-    }
-
-    fn stats(&self) -> &Arc<LockStats> {
-        &self.stats
-    }
-
-    fn path(&self) -> &str {
-        &self.path
-    }
-}
+impl_lock!(SemaphoreMutex);
