@@ -9,9 +9,9 @@
 
 use shepherd_protocol::{
     AuthPacket, Codec, Create2Response, CreateRequest, CreateResponse, ErrorCode, ErrorResponse,
-    EventType, GetAllChildrenNumberResponse, GetEphemeralsResponse, MultiOp, OpCode, PathRequest,
-    RemoveWatchesRequest, ReplyHeader, Request, RequestHeader, Response, SaslToken, SetWatches2,
-    StatResponse, WhoAmIResponse, decode_from, encode_reply, xid,
+    EventType, GetAllChildrenNumberResponse, GetEphemeralsResponse, MultiOp, MultiResponse, OpCode,
+    PathRequest, RemoveWatchesRequest, ReplyHeader, Request, RequestHeader, Response, SaslToken,
+    SetWatches2, StatResponse, WhoAmIResponse, decode_from, encode_reply, xid,
 };
 
 use super::ops::OpResult;
@@ -211,8 +211,23 @@ impl Core {
             Request::MultiRead(m) => {
                 if m.ops.iter().all(MultiOp::is_read) {
                     Ok(Some(Response::MultiRead(self.multi_read(&m.ops, ids))))
-                } else {
+                } else if m.ops.iter().any(MultiOp::is_read) {
+                    // 3.8 refuses the mix while decoding, before a response exists: no body.
                     Err(ErrorCode::MarshallingError)
+                } else {
+                    // Writes only decode; 3.8 then makes an empty response, throws at the first
+                    // op, and sends the MarshallingError header with that empty response after
+                    // it (docs/protocol.md §10.4): the 9 bytes of a lone closing MultiHeader.
+                    let empty = Response::MultiRead(MultiResponse { results: vec![] });
+                    let header = ReplyHeader {
+                        xid,
+                        zxid: self.zxid,
+                        err: ErrorCode::MarshallingError.into(),
+                    };
+                    let mut payload = Vec::new();
+                    encode_reply(&header, Some(&empty), &mut payload);
+                    out.push(Action::Send(conn, payload));
+                    return out;
                 }
             }
             Request::Exists(r) => self

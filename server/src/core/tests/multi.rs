@@ -158,6 +158,56 @@ fn empty_and_mixed_multis() {
     assert_eq!((out.err(), out.zxid()), (-5, zxid + 2));
 }
 
+/// A multiRead of writes only gets a body on its MarshallingError: 3.8 decodes it, makes an
+/// empty response, fails at the first op and still sends the response (docs/protocol.md §10.4).
+/// Bytes observed on Debian's 3.8.0 over the raw wire: a create alone, or a check alone, gave
+/// err -5 with the last zxid and then `ffffffff 01 ffffffff`; a getData + delete mix gave -5
+/// and nothing after the header.
+#[test]
+fn multi_read_of_writes_answers_an_empty_response() {
+    let mut h = H::new();
+    let mut c = h.connect();
+    let zxid = h.core.last_zxid();
+    let closing_header = [0xff, 0xff, 0xff, 0xff, 0x01, 0xff, 0xff, 0xff, 0xff];
+    let conn = c.conn;
+    let body = move |out: &Out| match &out.actions[..] {
+        [Action::Send(to, payload)] if *to == conn => payload[16..].to_vec(),
+        other => panic!("{other:?}"),
+    };
+    for ops in [
+        vec![MultiOp::Create(create_req("/w", Some(b""), 0))],
+        vec![check("/", -1)],
+        vec![
+            check("/", -1),
+            MultiOp::Delete(DeleteRequest {
+                path: "/x".into(),
+                version: -1,
+            }),
+        ],
+    ] {
+        let out = h.send(&mut c, Request::MultiRead(MultiRequest { ops }));
+        assert_eq!((out.err(), out.zxid()), (-5, zxid));
+        assert_eq!(body(&out), closing_header);
+    }
+    let mixed = vec![
+        MultiOp::GetData(PathWatchRequest {
+            path: "/".into(),
+            watch: false,
+        }),
+        MultiOp::Delete(DeleteRequest {
+            path: "/nonex".into(),
+            version: -1,
+        }),
+    ];
+    let out = h.send(&mut c, Request::MultiRead(MultiRequest { ops: mixed }));
+    assert_eq!((out.err(), out.zxid()), (-5, zxid));
+    assert!(body(&out).is_empty());
+    assert_eq!(h.send(&mut c, exists("/w", false)).err(), -101);
+    // An empty multiRead is an ordinary success with the same 9 bytes.
+    let out = h.send(&mut c, Request::MultiRead(MultiRequest { ops: vec![] }));
+    assert_eq!((out.err(), body(&out)), (0, closing_header.to_vec()));
+}
+
 #[test]
 fn multi_read_is_per_op_and_ignores_watches() {
     let mut h = H::new();
