@@ -2,6 +2,9 @@
 //! `shepherd bench herd` measures the herd effect of the lock recipes.
 
 mod bench;
+mod logging;
+mod progress;
+mod shutdown;
 
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -18,6 +21,10 @@ use shepherd_server::{Config, Server};
     about = "A ZooKeeper-compatible coordination server"
 )]
 struct Cli {
+    /// Shape of the log lines on stderr: `text` for people, `json` (one object a line) for log
+    /// shippers. Which lines are shown follows RUST_LOG.
+    #[arg(long = "log-format", value_enum, default_value_t, global = true)]
+    log_format: logging::LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -53,13 +60,7 @@ fn main() -> ExitCode {
         Command::Serve { .. } => "info",
         Command::Bench { .. } => "warn",
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    logging::init(cli.log_format, default_level);
     match cli.command {
         Command::Serve {
             port,
@@ -127,6 +128,15 @@ fn serve(
         }
     };
     runtime.block_on(async move {
+        // Before the server announces itself: a signal sent as soon as the `listening` line is
+        // read must find the clean stop, not the default (fatal) action.
+        let mut signals = match shutdown::StopSignals::install() {
+            Ok(signals) => signals,
+            Err(error) => {
+                eprintln!("error: cannot handle SIGINT and SIGTERM: {error}");
+                return ExitCode::FAILURE;
+            }
+        };
         let (bind, port) = (config.bind, config.port);
         let server = match Server::builder().config(config).start().await {
             Ok(server) => server,
@@ -141,13 +151,15 @@ fn serve(
         };
         // Scripts read the port from this line; keep its shape.
         println!("shepherd listening on {}", server.local_addr());
-        tracing::info!(addr = %server.local_addr(), "serving; Ctrl-C to stop");
-        if let Err(error) = tokio::signal::ctrl_c().await {
-            tracing::error!(%error, "cannot wait for Ctrl-C; stopping");
-        }
-        tracing::info!("stopping");
-        server.shutdown().await;
-        ExitCode::SUCCESS
+        tracing::info!(addr = %server.local_addr(), "serving; Ctrl-C or SIGTERM to stop");
+        // The clean stop, in order; a second signal during it exits at once.
+        shutdown::on_signal(&mut signals, async {
+            // 1. Stop accepting, close every connection, wait for their tasks to end.
+            server.shutdown().await;
+            // 2. Durability: flush and fsync the transaction log here, once storage exists,
+            //    so that everything acknowledged is on disk before `stopped` is logged.
+        })
+        .await
     })
 }
 

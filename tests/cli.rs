@@ -1,12 +1,113 @@
 //! The `shepherd` binary as a user meets it: `serve` announces its address and answers
-//! ZooKeeper clients, and bad flags or a taken port give a clear error and exit code.
+//! ZooKeeper clients, stops cleanly on SIGTERM or SIGINT, logs without colour codes to a pipe
+//! (or as JSON lines), and bad flags or a taken port give a clear error and exit code.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
+
+use shepherd_testkit::{WAIT, bounded};
 
 fn shepherd() -> Command {
     Command::new(env!("CARGO_BIN_EXE_shepherd"))
+}
+
+/// A running `shepherd serve`, with stdout and stderr piped, and the address it announced.
+struct Serving {
+    child: Child,
+    addr: String,
+    // Kept open so that the server's stdout is never a closed pipe.
+    _stdout: BufReader<ChildStdout>,
+}
+
+impl Serving {
+    /// Starts `shepherd serve --port 0` with `args` and the default log filter, and waits for
+    /// its `listening` line.
+    async fn start(args: &[&str]) -> Serving {
+        let mut child = shepherd()
+            .args(["serve", "--port", "0"])
+            .args(args)
+            .env_remove("RUST_LOG")
+            .env_remove("NO_COLOR")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn shepherd serve");
+        let pid = child.id();
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let read = tokio::task::spawn_blocking(move || {
+            let mut line = String::new();
+            stdout.read_line(&mut line).map(|_| (stdout, line))
+        });
+        let (stdout, line) = match bounded(WAIT, "the listening line", read).await {
+            Ok(read) => read.expect("reader").expect("read the first line"),
+            Err(hang) => {
+                signal(pid, "KILL");
+                panic!("{hang}");
+            }
+        };
+        let addr = line
+            .trim()
+            .strip_prefix("shepherd listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+            .to_owned();
+        Serving {
+            child,
+            addr,
+            _stdout: stdout,
+        }
+    }
+
+    /// Sends `signal` (a name `kill` knows: TERM, INT).
+    fn signal(&self, name: &str) {
+        signal(self.child.id(), name);
+    }
+
+    /// Waits for the process to exit; its status and stderr (stdout's first line was read).
+    async fn exit(self) -> Output {
+        let pid = self.child.id();
+        let child = self.child;
+        match bounded(
+            WAIT,
+            "shepherd serve to exit",
+            tokio::task::spawn_blocking(move || child.wait_with_output()),
+        )
+        .await
+        {
+            Ok(output) => output.expect("waiter").expect("wait"),
+            Err(hang) => {
+                signal(pid, "KILL");
+                panic!("{hang}");
+            }
+        }
+    }
+}
+
+/// `kill -<name> <pid>`.
+fn signal(pid: u32, name: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{name} {pid}: {status}");
+}
+
+/// Starts `shepherd serve` with `args`, holds one idle client connection open, stops it with
+/// `signal`, and returns how it exited.
+async fn serve_then(args: &[&str], signal: &str) -> Output {
+    let serving = Serving::start(args).await;
+    // An open connection must not hold the stop up: the clean stop closes it.
+    let idle = TcpStream::connect(&serving.addr).expect("connect");
+    serving.signal(signal);
+    let output = serving.exit().await;
+    drop(idle);
+    output
+}
+
+/// The last non-empty line of `text`.
+fn last_line(text: &str) -> &str {
+    text.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("")
 }
 
 #[test]
@@ -77,4 +178,83 @@ fn a_bad_zoo_cfg_value_is_a_usage_error() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("tickTime=fast"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_serve_cleanly_with_a_final_stopped_line() {
+    let output = serve_then(&[], "TERM").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{}\n{stderr}", output.status);
+    assert!(stderr.contains("SIGTERM"), "{stderr}");
+    assert!(
+        last_line(&stderr).ends_with(" stopped"),
+        "last line: {:?}\n{stderr}",
+        last_line(&stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_stops_serve_as_cleanly_as_sigterm() {
+    let output = serve_then(&[], "INT").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{}\n{stderr}", output.status);
+    assert!(stderr.contains("SIGINT"), "{stderr}");
+    assert!(last_line(&stderr).ends_with(" stopped"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_to_a_pipe_carry_no_escape_bytes() {
+    let output = serve_then(&["--log-format", "text"], "TERM").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // Not vacuous: the lines are there, and would be coloured on a terminal.
+    assert!(stderr.contains("INFO"), "{stderr}");
+    assert!(
+        !output.stderr.contains(&0x1b),
+        "an ESC byte in a piped log: {stderr:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_are_one_object_a_line_with_level_and_message() {
+    let output = serve_then(&["--log-format", "json"], "TERM").await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let lines: Vec<serde_json::Value> = stderr
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}")))
+        .collect();
+    assert!(lines.len() >= 3, "serving, stopping, stopped: {stderr}");
+    for line in &lines {
+        assert!(line["level"].is_string(), "no level: {line}");
+        assert!(line["message"].is_string(), "no message: {line}");
+        assert!(line["timestamp"].is_string(), "no timestamp: {line}");
+    }
+    let serving = &lines[0];
+    assert_eq!(serving["level"], "INFO");
+    assert!(
+        serving["addr"]
+            .as_str()
+            .is_some_and(|a| a.starts_with("127.0.0.1:")),
+        "fields sit beside the message: {serving}"
+    );
+    let stopping = lines
+        .iter()
+        .find(|l| l["signal"] == "SIGTERM")
+        .unwrap_or_else(|| panic!("no stopping line: {stderr}"));
+    assert_eq!(stopping["level"], "INFO");
+    assert_eq!(lines[lines.len() - 1]["message"], "stopped");
+    assert!(!output.stderr.contains(&0x1b), "{stderr:?}");
+}
+
+#[test]
+fn a_bad_log_format_is_a_usage_error() {
+    let output = shepherd()
+        .args(["serve", "--port", "0", "--log-format", "xml"])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--log-format"), "{stderr}");
+    assert!(stderr.contains("json"), "names the choices: {stderr}");
 }

@@ -55,6 +55,7 @@ pub use error::{Error, Result};
 pub use recipe::Recipe;
 pub use run::RunResult;
 
+use crate::progress::Progress;
 use probe::Probe;
 use run::{ROOT, Run};
 
@@ -110,11 +111,38 @@ pub struct HerdArgs {
     pub server_name: Option<String>,
 }
 
-/// Runs the benchmark as `shepherd bench herd` does: table on stdout, then the files.
+/// Runs the benchmark as `shepherd bench herd` does: table on stdout, then the files; runs
+/// done out of the total on stderr when it is a terminal.
 pub fn main(args: &HerdArgs) -> ExitCode {
     println!("{}", report::table_header());
-    let mut print = |r: &RunResult| println!("{}", report::table_row(r));
-    match execute(args, &mut print) {
+    // In the order `run_all` runs them, to name the one under way.
+    let runs: Vec<String> = match &args.from_csv {
+        Some(_) => Vec::new(),
+        None => args
+            .recipes
+            .iter()
+            .flat_map(|r| args.contenders.iter().map(|n| format!("{} {n}", r.name())))
+            .collect(),
+    };
+    let progress = match runs.len() {
+        // Read from a CSV: nothing runs, nothing to show.
+        0 => Progress::with_visibility(0, "runs", false),
+        total => Progress::new(total as u64, "runs"),
+    };
+    let mut next = runs.iter();
+    if let Some(first) = next.next() {
+        progress.set_message(first.clone());
+    }
+    let mut print = |r: &RunResult| {
+        progress.println(&report::table_row(r));
+        progress.inc(1);
+        if let Some(run) = next.next() {
+            progress.set_message(run.clone());
+        }
+    };
+    let outcome = execute(args, &mut print);
+    progress.finish();
+    match outcome {
         Ok(results) => {
             if results.iter().all(|r| r.outcome.is_ok()) {
                 ExitCode::SUCCESS
