@@ -1,27 +1,21 @@
 //! Mutual exclusion under contention, for every exclusive lock type: several clients, several
 //! tasks each, every holder checks that no one else is inside and that fencing tokens grow.
+//! Each kind is built by [`LockKind::build`], whose layout is the one each test names: the
+//! ephemeral lock on `<path>/lock`, the multi-lock on `<path>/a` and `<path>/b`.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use shepherd_client::Client;
-use shepherd_recipes::{
-    AnyGuard, EphemeralLock, Guard, Lock, LockGuard, MultiLock, Mutex, ReadWriteLock,
-    SemaphoreMutex, SequentialLock, SharedLock, WaitStrategy, WriteLock,
-};
+use shepherd_recipes::WaitStrategy::{Herd, Predecessor};
+use shepherd_recipes::{Guard, Lock, LockKind, SharedLock};
 use shepherd_testkit::{children, connect, servers, unique, wait_children, within};
 
 const CLIENTS: usize = 3;
 const TASKS: usize = 3;
 const ROUNDS: usize = 3;
 
-type Acquire =
-    Arc<dyn Fn(Client, String) -> Pin<Box<dyn Future<Output = AnyGuard> + Send>> + Send + Sync>;
-
-/// Runs the contention and returns the number of acquisitions.
-async fn hammer(connect_to: &str, path: &str, acquire: Acquire) -> usize {
+/// Runs the contention on `kind` and returns the number of acquisitions.
+async fn hammer(connect_to: &str, path: &str, kind: LockKind) -> usize {
     let inside = Arc::new(AtomicUsize::new(0));
     let done = Arc::new(AtomicUsize::new(0));
     let last: Arc<std::sync::Mutex<Option<Vec<i64>>>> = Arc::default();
@@ -29,11 +23,13 @@ async fn hammer(connect_to: &str, path: &str, acquire: Acquire) -> usize {
     for _ in 0..CLIENTS {
         let client = connect(connect_to).await;
         for _ in 0..TASKS {
-            let (client, path, acquire) = (client.clone(), path.to_owned(), acquire.clone());
+            let (client, path) = (client.clone(), path.to_owned());
             let (inside, done, last) = (inside.clone(), done.clone(), last.clone());
             tasks.push(tokio::spawn(async move {
                 for _ in 0..ROUNDS {
-                    let held = acquire(client.clone(), path.clone()).await;
+                    // A fresh lock value each round, as a fresh owner (the reentrant kinds
+                    // re-enter only through the same value).
+                    let held = kind.build(&client, &path).acquire().await.unwrap();
                     assert_eq!(
                         inside.fetch_add(1, Ordering::SeqCst),
                         0,
@@ -66,142 +62,80 @@ async fn hammer(connect_to: &str, path: &str, acquire: Acquire) -> usize {
     done.load(Ordering::SeqCst)
 }
 
-async fn run(name: &str, acquire: Acquire) {
-    for server in servers().await {
-        let path = unique(name);
-        let n = hammer(&server.connect, &path, acquire.clone()).await;
-        assert_eq!(n, CLIENTS * TASKS * ROUNDS);
-        let admin = connect(&server.connect).await;
-        let left = wait_children(&admin, &path, |c| {
-            c.iter().all(|n| n == "locks" || n == "leases")
-        })
-        .await;
-        for sub in left {
-            let sub = format!("{path}/{sub}");
-            wait_children(&admin, &sub, <[String]>::is_empty).await;
+/// Hammers each of `kinds` (each on a folder of its own) on every server.
+async fn run(name: &str, kinds: &[LockKind]) {
+    for &kind in kinds {
+        for server in servers().await {
+            let path = unique(name);
+            let n = hammer(&server.connect, &path, kind).await;
+            assert_eq!(n, CLIENTS * TASKS * ROUNDS);
+            let admin = connect(&server.connect).await;
+            let left = wait_children(&admin, &path, |c| {
+                c.iter().all(|n| n == "locks" || n == "leases")
+            })
+            .await;
+            for sub in left {
+                let sub = format!("{path}/{sub}");
+                wait_children(&admin, &sub, <[String]>::is_empty).await;
+            }
+            eprintln!("{}: {name}: {n} exclusive holds", server.name);
         }
-        eprintln!("{}: {name}: {n} exclusive holds", server.name);
     }
-}
-
-fn one<F, Fut>(f: F) -> Acquire
-where
-    F: Fn(Client, String) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = LockGuard> + Send + 'static,
-{
-    Arc::new(move |c, p| {
-        let fut = f(c, p);
-        Box::pin(async move { AnyGuard::One(fut.await) })
-    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ephemeral_lock_excludes() {
-    run(
-        "excl-ephemeral",
-        one(|c, p| async move {
-            EphemeralLock::new(&c, format!("{p}/lock"))
-                .acquire()
-                .await
-                .unwrap()
-        }),
-    )
-    .await;
+    run("excl-ephemeral", &[LockKind::Ephemeral]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sequential_lock_excludes_both_strategies() {
-    for s in [WaitStrategy::Herd, WaitStrategy::Predecessor] {
-        run(
-            "excl-seq",
-            one(move |c, p| async move {
-                SequentialLock::new(&c, p)
-                    .with_strategy(s)
-                    .acquire()
-                    .await
-                    .unwrap()
-            }),
-        )
-        .await;
-    }
+    let kinds = [
+        LockKind::Sequential(Herd),
+        LockKind::Sequential(Predecessor),
+    ];
+    run("excl-seq", &kinds).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn write_lock_excludes() {
-    run(
-        "excl-writelock",
-        one(|c, p| async move { WriteLock::new(&c, p).acquire().await.unwrap() }),
-    )
-    .await;
+    run("excl-writelock", &[LockKind::WriteLock]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shared_lock_writers_exclude() {
-    for s in [WaitStrategy::Herd, WaitStrategy::Predecessor] {
-        run(
-            "excl-shared",
-            one(move |c, p| async move {
-                SharedLock::new(&c, p)
-                    .with_strategy(s)
-                    .write_lock()
-                    .acquire()
-                    .await
-                    .unwrap()
-            }),
-        )
-        .await;
-    }
+    let kinds = [
+        LockKind::SharedWrite(Herd),
+        LockKind::SharedWrite(Predecessor),
+    ];
+    run("excl-shared", &kinds).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn curator_mutex_excludes() {
-    run(
-        "excl-mutex",
-        one(|c, p| async move { Mutex::new(&c, p).acquire().await.unwrap() }),
-    )
-    .await;
+    run("excl-mutex", &[LockKind::Mutex]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn semaphore_mutex_excludes() {
-    run(
-        "excl-semaphore",
-        one(|c, p| async move { SemaphoreMutex::new(&c, p).acquire().await.unwrap() }),
-    )
-    .await;
+    run("excl-semaphore", &[LockKind::SemaphoreMutex]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_write_lock_writers_exclude() {
-    run(
-        "excl-rw",
-        one(|c, p| async move {
-            ReadWriteLock::new(&c, p)
-                .write_lock()
-                .acquire()
-                .await
-                .unwrap()
-        }),
-    )
-    .await;
+    run("excl-rw", &[LockKind::RwWrite]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn multi_lock_excludes() {
-    let acquire: Acquire = Arc::new(|c, p| {
-        Box::pin(async move {
-            let multi = MultiLock::new(&c, [format!("{p}/a"), format!("{p}/b")]);
-            AnyGuard::Multi(multi.acquire().await.unwrap())
-        })
-    });
-    run("excl-multi", acquire).await;
+    run("excl-multi", &[LockKind::MultiLock]).await;
 }
 
 /// Readers may overlap each other, never a writer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shared_lock_readers_share_writers_exclude() {
     for server in servers().await {
-        for strategy in [WaitStrategy::Herd, WaitStrategy::Predecessor] {
+        for strategy in [Herd, Predecessor] {
             let path = unique("rw-mix");
             let readers = Arc::new(AtomicUsize::new(0));
             let writers = Arc::new(AtomicUsize::new(0));

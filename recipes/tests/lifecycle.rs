@@ -10,6 +10,18 @@ use shepherd_testkit::{children, connect, servers, unique, wait_children, within
 
 const SHORT: Duration = Duration::from_millis(300);
 
+/// Asserts that `lock`, held by someone else, is refused in every bounded form: after waiting
+/// [`SHORT`], on `try_acquire`, and with a zero timeout (which means the same).
+async fn assert_refused(lock: &impl Lock) {
+    let path = lock.path().to_owned();
+    let waited = lock.acquire_timeout(SHORT).await.unwrap();
+    assert!(waited.is_none(), "{path}: granted within {SHORT:?}");
+    let tried = lock.try_acquire().await.unwrap();
+    assert!(tried.is_none(), "{path}: granted by try_acquire");
+    let zero = lock.acquire_timeout(Duration::ZERO).await.unwrap();
+    assert!(zero.is_none(), "{path}: granted with a zero timeout");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn timeouts_leave_no_node() {
     for server in servers().await {
@@ -23,91 +35,18 @@ async fn timeouts_leave_no_node() {
             .acquire()
             .await
             .unwrap();
-        assert!(
-            EphemeralLock::new(&b, format!("{path}/lock"))
-                .acquire_timeout(SHORT)
-                .await
-                .unwrap()
-                .is_none()
-        );
-        assert!(
-            EphemeralLock::new(&b, format!("{path}/lock"))
-                .try_acquire()
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert_refused(&EphemeralLock::new(&b, format!("{path}/lock"))).await;
         assert_eq!(children(&a, &path).await, ["lock"]);
         held.release().await.unwrap();
 
         let path = unique("to-seq");
         let held = SequentialLock::new(&a, &path).acquire().await.unwrap();
-        assert!(
-            SequentialLock::new(&b, &path)
-                .acquire_timeout(SHORT)
-                .await
-                .unwrap()
-                .is_none()
-        );
-        assert!(
-            SequentialLock::new(&b, &path)
-                .try_acquire()
-                .await
-                .unwrap()
-                .is_none()
-        );
-        assert!(
-            WriteLock::new(&b, &path)
-                .acquire_timeout(SHORT)
-                .await
-                .unwrap()
-                .is_none()
-        );
-        assert!(
-            WriteLock::new(&b, &path)
-                .try_acquire()
-                .await
-                .unwrap()
-                .is_none()
-        );
-        assert!(
-            Mutex::new(&b, &path)
-                .acquire_timeout(SHORT)
-                .await
-                .unwrap()
-                .is_none()
-        );
-        assert!(
-            Mutex::new(&b, &path)
-                .acquire_timeout(Duration::ZERO)
-                .await
-                .unwrap()
-                .is_none()
-        );
-        assert!(
-            SharedLock::new(&b, &path)
-                .read_lock()
-                .acquire_timeout(SHORT)
-                .await
-                .unwrap()
-                .is_none()
-        );
-        assert!(
-            ReadWriteLock::new(&b, &path)
-                .read_lock()
-                .acquire_timeout(SHORT)
-                .await
-                .unwrap()
-                .is_none()
-        );
-        assert!(
-            ReadWriteLock::new(&b, &path)
-                .write_lock()
-                .acquire_timeout(SHORT)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert_refused(&SequentialLock::new(&b, &path)).await;
+        assert_refused(&WriteLock::new(&b, &path)).await;
+        assert_refused(&Mutex::new(&b, &path)).await;
+        assert_refused(&SharedLock::new(&b, &path).read_lock()).await;
+        assert_refused(&ReadWriteLock::new(&b, &path).read_lock()).await;
+        assert_refused(&ReadWriteLock::new(&b, &path).write_lock()).await;
         assert_eq!(
             children(&a, &path).await,
             [held.path().rsplit('/').next().unwrap()]
@@ -120,22 +59,7 @@ async fn timeouts_leave_no_node() {
             .acquire()
             .await
             .unwrap();
-        assert!(
-            SharedLock::new(&b, &path)
-                .write_lock()
-                .acquire_timeout(SHORT)
-                .await
-                .unwrap()
-                .is_none()
-        );
-        assert!(
-            SharedLock::new(&b, &path)
-                .write_lock()
-                .try_acquire()
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert_refused(&SharedLock::new(&b, &path).write_lock()).await;
         let other_reader = SharedLock::new(&b, &path)
             .read_lock()
             .try_acquire()
@@ -148,13 +72,7 @@ async fn timeouts_leave_no_node() {
 
         let path = unique("to-sem");
         let held = SemaphoreMutex::new(&a, &path).acquire().await.unwrap();
-        assert!(
-            SemaphoreMutex::new(&b, &path)
-                .acquire_timeout(SHORT)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert_refused(&SemaphoreMutex::new(&b, &path)).await;
         assert_eq!(children(&a, &format!("{path}/leases")).await.len(), 1);
         assert!(children(&a, &format!("{path}/locks")).await.is_empty());
         held.release().await.unwrap();
@@ -164,7 +82,7 @@ async fn timeouts_leave_no_node() {
         let (pa, pb) = (format!("{path}/a"), format!("{path}/b"));
         let held = Mutex::new(&a, &pb).acquire().await.unwrap();
         let multi = MultiLock::new(&b, [&pa, &pb]);
-        assert!(multi.acquire_timeout(SHORT).await.unwrap().is_none());
+        assert_refused(&multi).await;
         assert!(
             children(&a, &pa).await.is_empty(),
             "the lock taken first is released"
@@ -250,20 +168,8 @@ async fn mutex_is_reentrant_per_owner() {
         assert_eq!(mutex.hold_count(), 2);
         assert_eq!(children(&a, &path).await.len(), 1);
         // Another owner, even on the same client, is excluded.
-        assert!(
-            Mutex::new(&a, &path)
-                .acquire_timeout(SHORT)
-                .await
-                .unwrap()
-                .is_none()
-        );
-        assert!(
-            Mutex::new(&b, &path)
-                .acquire_timeout(SHORT)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert_refused(&Mutex::new(&a, &path)).await;
+        assert_refused(&Mutex::new(&b, &path)).await;
         first.release().await.unwrap();
         assert_eq!(mutex.hold_count(), 1);
         assert!(mutex.is_held());
@@ -295,14 +201,7 @@ async fn read_write_lock_reentrancy_downgrade_no_upgrade() {
         let w1 = mine.write_lock().acquire().await.unwrap();
         let w2 = mine.write_lock().acquire().await.unwrap();
         assert_eq!(mine.write_hold_count(), 2);
-        assert!(
-            other
-                .read_lock()
-                .acquire_timeout(SHORT)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert_refused(&other.read_lock()).await;
         // Downgrade: the writer takes the read half, then lets the write half go.
         let r = within("downgrade", mine.read_lock().acquire())
             .await
