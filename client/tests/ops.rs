@@ -5,22 +5,15 @@ use std::time::Duration;
 use shepherd_client::{
     Acl, Client, CreateMode, CreateOptions, Error, ErrorCode, Id, ReadResult, WriteResult, perms,
 };
-use shepherd_testkit::{connect, servers, unique, within};
+use shepherd_testkit::{connect, servers, within};
 
-async fn root(client: &Client, name: &str) -> String {
-    let root = unique(name);
-    client
-        .create(&root, b"", &CreateOptions::persistent())
-        .await
-        .expect("create test root");
-    root
-}
+mod common;
+use common::{root, session_with_root};
 
 #[tokio::test]
 async fn create_in_every_mode() {
     for server in servers().await {
-        let zk = connect(&server.connect).await;
-        let root = root(&zk, "create").await;
+        let (zk, root) = session_with_root(&server, "create").await;
 
         let (path, stat) = zk
             .create(&format!("{root}/p"), b"data", &CreateOptions::persistent())
@@ -108,8 +101,7 @@ async fn create_in_every_mode() {
 #[tokio::test]
 async fn exists_get_set_delete() {
     for server in servers().await {
-        let zk = connect(&server.connect).await;
-        let root = root(&zk, "crud").await;
+        let (zk, root) = session_with_root(&server, "crud").await;
         let node = format!("{root}/n");
 
         assert_eq!(zk.exists(&node).await.unwrap(), None, "{}", server.name);
@@ -156,8 +148,7 @@ async fn exists_get_set_delete() {
 #[tokio::test]
 async fn children_counts_ephemerals_sync() {
     for server in servers().await {
-        let zk = connect(&server.connect).await;
-        let root = root(&zk, "children").await;
+        let (zk, root) = session_with_root(&server, "children").await;
         for name in ["a", "b", "c"] {
             zk.create(&format!("{root}/{name}"), b"", &CreateOptions::persistent())
                 .await
@@ -258,8 +249,7 @@ async fn acls_auth_and_who_am_i() {
 #[tokio::test]
 async fn multi_and_multi_read() {
     for server in servers().await {
-        let zk = connect(&server.connect).await;
-        let root = root(&zk, "multi").await;
+        let (zk, root) = session_with_root(&server, "multi").await;
         let (a, b) = (format!("{root}/a"), format!("{root}/b"));
         let results = zk
             .multi()

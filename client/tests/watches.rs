@@ -1,26 +1,17 @@
 //! One-shot and persistent watches: what fires, once, and before which reply.
 
 use futures_util::{FutureExt, StreamExt};
-use shepherd_client::{AddWatchMode, Client, CreateOptions, Error, EventType, WatcherType};
-use shepherd_testkit::{connect, servers, unique, within};
+use shepherd_client::{AddWatchMode, CreateOptions, Error, EventType, WatcherType};
+use shepherd_testkit::{connect, servers, within};
 
-async fn root(client: &Client, name: &str) -> String {
-    let root = unique(name);
-    client
-        .create(&root, b"", &CreateOptions::persistent())
-        .await
-        .expect("create test root");
-    root
-}
+mod common;
+use common::session_with_root;
 
 #[tokio::test]
 async fn one_shot_watches_fire_once_with_the_right_type() {
     for server in servers().await {
-        let (zk, other) = (
-            connect(&server.connect).await,
-            connect(&server.connect).await,
-        );
-        let root = root(&zk, "oneshot").await;
+        let (zk, root) = session_with_root(&server, "oneshot").await;
+        let other = connect(&server.connect).await;
         let node = format!("{root}/n");
 
         let (stat, created) = zk.exists_w(&node).await.unwrap();
@@ -76,11 +67,8 @@ async fn one_shot_watches_fire_once_with_the_right_type() {
 #[tokio::test]
 async fn events_precede_the_reply_that_reveals_the_change() {
     for server in servers().await {
-        let (zk, other) = (
-            connect(&server.connect).await,
-            connect(&server.connect).await,
-        );
-        let root = root(&zk, "order").await;
+        let (zk, root) = session_with_root(&server, "order").await;
+        let other = connect(&server.connect).await;
 
         // Own change: the event is in before set_data returns.
         let (_, _, watcher) = zk.get_data_w(&root).await.unwrap();
@@ -112,11 +100,8 @@ async fn events_precede_the_reply_that_reveals_the_change() {
 #[tokio::test]
 async fn persistent_and_recursive_watches() {
     for server in servers().await {
-        let (zk, other) = (
-            connect(&server.connect).await,
-            connect(&server.connect).await,
-        );
-        let root = root(&zk, "persistent").await;
+        let (zk, root) = session_with_root(&server, "persistent").await;
+        let other = connect(&server.connect).await;
         let node = format!("{root}/p");
         let mut persistent = zk.add_watch(&node, AddWatchMode::Persistent).await.unwrap();
         let mut recursive = zk
@@ -176,8 +161,7 @@ async fn persistent_and_recursive_watches() {
 #[tokio::test]
 async fn remove_watches_resolves_local_watchers() {
     for server in servers().await {
-        let zk = connect(&server.connect).await;
-        let root = root(&zk, "remove").await;
+        let (zk, root) = session_with_root(&server, "remove").await;
         let (_, _, data) = zk.get_data_w(&root).await.unwrap();
         let (_, _, children) = zk.get_children_w(&root).await.unwrap();
 
@@ -210,8 +194,7 @@ async fn remove_watches_resolves_local_watchers() {
 #[tokio::test]
 async fn watchers_end_with_the_session() {
     for server in servers().await {
-        let zk = connect(&server.connect).await;
-        let root = root(&zk, "end").await;
+        let (zk, root) = session_with_root(&server, "end").await;
         let (_, missing) = zk.exists_w(&format!("{root}/never")).await.unwrap();
         let mut stream = zk.add_watch(&root, AddWatchMode::Persistent).await.unwrap();
         zk.close().await.unwrap();
