@@ -2,6 +2,7 @@
 //! `shepherd bench herd` measures the herd effect of the lock recipes.
 
 mod bench;
+mod cli;
 mod logging;
 mod progress;
 mod shutdown;
@@ -51,6 +52,8 @@ enum Command {
         #[command(subcommand)]
         bench: bench::Bench,
     },
+    #[command(flatten)]
+    Client(cli::ClientCommand),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +62,8 @@ fn main() -> ExitCode {
     let default_level = match cli.command {
         Command::Serve { .. } => "info",
         Command::Bench { .. } => "warn",
+        // A client command prints its own errors; the client's logs would only repeat them.
+        Command::Client(_) => "error",
     };
     logging::init(cli.log_format, default_level);
     match cli.command {
@@ -71,6 +76,7 @@ fn main() -> ExitCode {
         Command::Bench {
             bench: bench::Bench::Herd(args),
         } => bench::herd::main(&args),
+        Command::Client(command) => cli::main(&command),
     }
 }
 

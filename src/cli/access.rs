@@ -1,0 +1,125 @@
+//! The access commands: `getacl`, `setacl` and `addauth`.
+//!
+//! Invariant: credentials live in the command's session only (see
+//! [`super::connection::Conn`]); `addauth` adds one and shows the identities the session then
+//! has, which is how a person checks a credential, and `--auth` on any command is how one is
+//! used.
+
+use clap::Args;
+use serde::Serialize;
+use shepherd_client::Client;
+
+use super::acl::{AclJson, acl_text, parse_acl};
+use super::error::{AtPath, CliError};
+use super::output::{Out, StatJson, write_stat};
+
+/// `shepherd getacl PATH`.
+#[derive(Args, Debug)]
+pub struct GetAclArgs {
+    /// The node whose ACL to print.
+    pub path: String,
+}
+
+/// `shepherd setacl PATH ACL`.
+#[derive(Args, Debug)]
+pub struct SetAclArgs {
+    /// The node whose ACL to replace.
+    pub path: String,
+    /// The new ACL: `scheme:id:perms[,…]`, perms from `cdrwa` (e.g. `world:anyone:r`,
+    /// `digest:alice:HASH:cdrwa`, `auth::cdrwa` for the command's own credentials).
+    pub acl: String,
+    /// Replace only if the ACL version is this one (BadVersion otherwise).
+    #[arg(long, short = 'v', allow_negative_numbers = true)]
+    pub version: Option<i32>,
+    /// Print the new stat.
+    #[arg(long, short = 's')]
+    pub stat: bool,
+}
+
+/// `shepherd addauth SCHEME AUTH`.
+#[derive(Args, Debug)]
+pub struct AddAuthArgs {
+    /// The scheme (`digest`, …).
+    pub scheme: String,
+    /// The credential (`user:password` for digest).
+    #[arg(value_name = "AUTH")]
+    pub credential: String,
+}
+
+#[derive(Serialize)]
+struct AclOut<'a> {
+    path: &'a str,
+    acl: Vec<AclJson>,
+    stat: StatJson,
+}
+
+/// Prints one `scheme:id:perms` line per entry (what `setacl` takes back).
+pub async fn getacl(client: &Client, args: &GetAclArgs, out: &mut Out) -> Result<(), CliError> {
+    let (acl, stat) = client.get_acl(&args.path).await.at(&args.path)?;
+    if out.json {
+        return out.json_line(&AclOut {
+            path: &args.path,
+            acl: acl.iter().map(AclJson::from).collect(),
+            stat: StatJson::from(&stat),
+        });
+    }
+    for entry in &acl {
+        out.line(acl_text(entry))?;
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct StatOut<'a> {
+    path: &'a str,
+    stat: StatJson,
+}
+
+/// Replaces the ACL; prints nothing unless asked (`-s`, `--json`).
+pub async fn setacl(client: &Client, args: &SetAclArgs, out: &mut Out) -> Result<(), CliError> {
+    let acl = parse_acl(&args.acl).map_err(CliError::Usage)?;
+    let stat = client
+        .set_acl(&args.path, acl, args.version)
+        .await
+        .at(&args.path)?;
+    if out.json {
+        out.json_line(&StatOut {
+            path: &args.path,
+            stat: StatJson::from(&stat),
+        })
+    } else if args.stat {
+        write_stat(out, &stat)
+    } else {
+        Ok(())
+    }
+}
+
+#[derive(Serialize)]
+struct Identity {
+    scheme: String,
+    user: String,
+}
+
+/// Adds the credential to this command's session and prints the session's identities
+/// (whoAmI): `scheme:user` a line.
+pub async fn addauth(client: &Client, args: &AddAuthArgs, out: &mut Out) -> Result<(), CliError> {
+    client
+        .add_auth(&args.scheme, args.credential.as_bytes())
+        .await
+        .at("")?;
+    let identities = client.who_am_i().await.at("")?;
+    if out.json {
+        let ids: Vec<Identity> = identities
+            .into_iter()
+            .map(|i| Identity {
+                scheme: i.auth_scheme,
+                user: i.user,
+            })
+            .collect();
+        return out.json_line(&ids);
+    }
+    for identity in &identities {
+        out.line(format!("{}:{}", identity.auth_scheme, identity.user))?;
+    }
+    Ok(())
+}
