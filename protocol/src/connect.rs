@@ -43,9 +43,7 @@ impl Codec for ConnectRequest {
         self.timeout.encode(buf);
         self.session_id.encode(buf);
         self.passwd.encode(buf);
-        if let Some(ro) = self.read_only {
-            ro.encode(buf);
-        }
+        encode_trailing_flag(self.read_only, buf);
     }
 }
 
@@ -100,12 +98,18 @@ impl Codec for ConnectResponse {
         self.timeout.encode(buf);
         self.session_id.encode(buf);
         self.passwd.encode(buf);
-        if let Some(ro) = self.read_only {
-            ro.encode(buf);
-        }
+        encode_trailing_flag(self.read_only, buf);
     }
 }
 
+/// The optional readOnly byte that ends both handshake records: written only when present.
+fn encode_trailing_flag(flag: Option<bool>, buf: &mut Vec<u8>) {
+    if let Some(flag) = flag {
+        flag.encode(buf);
+    }
+}
+
+/// The optional readOnly byte that ends both handshake records: absent when nothing is left.
 fn decode_trailing_flag(buf: &mut &[u8]) -> Result<Option<bool>, DecodeError> {
     if buf.is_empty() {
         Ok(None)
