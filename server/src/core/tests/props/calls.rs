@@ -171,7 +171,16 @@ impl Model {
         let mut again = Vec::new();
         match &decoded {
             Reply::Ok(h, body) => encode_reply(h, Some(body), &mut again),
-            Reply::Err(h) => encode_reply(h, None, &mut again),
+            Reply::Err(h) => {
+                encode_reply(h, None, &mut again);
+                // 3.8 follows a multiRead-of-writes' MarshallingError with an empty response
+                // (docs/protocol.md §10.4): a lone closing MultiHeader.
+                if expect.op == Some(OpCode::MultiRead) && h.err == -5 && reply.len() > again.len()
+                {
+                    again
+                        .extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x01, 0xff, 0xff, 0xff, 0xff]);
+                }
+            }
             Reply::Event(..) => panic!("reply decoded as an event, {}", ctx()),
         }
         assert_eq!(
