@@ -47,8 +47,15 @@ impl Core {
     /// failure (docs/protocol.md §12.5), closeSession (§13.4); nothing at all for requests on an unknown/closing
     /// session (docs/protocol.md §13.1) or for createSession (-10). Header undecodable (payload < 8 bytes) →
     /// [Close(conn)].
+    ///
+    /// A request that creates the first container or TTL node brings the reaper's next run into
+    /// [`Core::next_deadline`]: a shell that sleeps until that deadline must read it again
+    /// after every request.
     pub fn request(&mut self, conn: ConnId, payload: &[u8], now: Now) -> Vec<Action> {
-        self.dispatch(conn, payload, now)
+        let reaper_idle = self.reaper_deadline().is_none();
+        let out = self.dispatch(conn, payload, now);
+        self.resume_reaper(now, reaper_idle);
+        out
     }
 
     /// The socket is gone. Drop the connection's watches and identities; the session lives on.

@@ -22,8 +22,10 @@ impl Core {
         self.zxid
     }
 
-    /// The monotonic ms at which tick() next has work (earliest session bucket or next container
-    /// check), if any.
+    /// The monotonic ms at which tick() next has work (earliest session bucket, or the
+    /// reaper's next run while there is a container or TTL node), if any. An input may move it
+    /// earlier (a new session, a first container or TTL node), so a shell sleeping until it
+    /// must read it again after each input.
     pub fn next_deadline(&self) -> Option<u64> {
         [self.sessions.next_expiry(), self.reaper_deadline()]
             .into_iter()

@@ -5,8 +5,11 @@
 //! Invariants: each deletion is its own deleteContainer txn, taking one zxid and firing its
 //! events like any delete; a run deletes at most `interval × maxPerMinute / 60 000` nodes (at
 //! least one), the Java reaper's pacing; candidates are taken in path order, containers first.
-//! Runs are every `container_check_interval_ms` (never when it is 0), at fixed rate: a timer
-//! that fell behind runs once, then resumes its cadence.
+//! Runs are every `container_check_interval_ms` (never when it is 0), at fixed rate from the
+//! core's start (ZooKeeper's `ContainerManager` timer): a timer that fell behind runs once,
+//! then resumes its cadence. The next run is part of `next_deadline` whenever there is a
+//! container or TTL node, so a TTL node goes on the first run after its TTL has passed since
+//! its mtime (docs/protocol.md §8.4), not whenever the shell next happens to tick.
 
 use super::tree::Owner;
 use super::txn::Txn;
@@ -24,8 +27,22 @@ impl Core {
         }
     }
 
+    /// Keeps the reaper on its fixed-rate grid across an idle spell. While there is nothing to
+    /// look at, its runs are skipped (a run with no candidates does nothing) and its deadline
+    /// is left out of `next_deadline`; when a request gives it a first candidate, the skipped
+    /// runs are passed over, so the next run is the first grid point after `now`, as
+    /// ZooKeeper's timer, which never stopped, would have it.
+    pub(super) fn resume_reaper(&mut self, now: Now, was_idle: bool) {
+        let interval = self.config.container_check_interval_ms;
+        if was_idle && interval > 0 && self.next_container_check <= now.mono_ms {
+            let skipped = (now.mono_ms - self.next_container_check) / interval + 1;
+            self.next_container_check += skipped * interval;
+        }
+    }
+
     /// When the reaper next has work: its next run, if it runs at all and there is a container
-    /// or TTL node to look at.
+    /// or TTL node to look at. Any container counts, one that never had a child included: the
+    /// run it costs is a no-op, and knowing better would take a scan.
     pub(super) fn reaper_deadline(&self) -> Option<u64> {
         (self.config.container_check_interval_ms > 0
             && !(self.tree.containers().is_empty() && self.tree.ttls().is_empty()))

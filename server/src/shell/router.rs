@@ -153,11 +153,20 @@ impl Shared {
     }
 
     /// Runs `f` on the core under its lock, with the router to route what it produces while
-    /// the lock is still held; then wakes everything waiting on a change of the core.
+    /// the lock is still held; then wakes the ticker if the core's next deadline moved earlier
+    /// (a new session, a first container or TTL node), and everything waiting on a change of
+    /// the core.
     pub(crate) fn with_core<T>(&self, f: impl FnOnce(&mut Core, &Router) -> T) -> T {
         let mut core = self.core.lock();
+        let before = core.next_deadline();
         let out = f(&mut core, &self.router);
+        let after = core.next_deadline();
         drop(core);
+        // The ticker sleeps until `before` (or forever); every move earlier wakes it, so it
+        // never sleeps past a deadline, whichever task made it.
+        if after.is_some_and(|at| before.is_none_or(|was| at < was)) {
+            self.wake_ticker();
+        }
         self.core_changed.notify_waiters();
         out
     }

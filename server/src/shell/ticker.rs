@@ -1,8 +1,10 @@
 //! The tick loop: one task that calls the core's `tick` at its next deadline, so that
 //! sessions expire and containers and TTL nodes are reaped without any request arriving.
 //!
-//! The deadline is read from the core each turn; anything that may move it earlier (a new
-//! session) wakes the loop through [`Shared::wake_ticker`], and it reads the deadline again.
+//! The deadline is read from the core each turn; any change of the core that moves it earlier
+//! (a new session, a first container or TTL node, whichever task made it) wakes the loop
+//! through [`Shared::wake_ticker`] (see [`Shared::with_core`]), and it reads the deadline again.
+//! A wake-up that comes between the read and the wait is kept by the `Notify`, not lost.
 //! The sleep is on tokio's clock, so virtual time drives expiry in tests.
 
 use std::sync::Arc;

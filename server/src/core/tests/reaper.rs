@@ -128,3 +128,44 @@ fn reaping_is_rate_limited() {
     assert_eq!(h.core.last_zxid(), zxid + 5);
     assert_eq!(h.core.node_count(), 4);
 }
+
+/// The reaper's next run is in `next_deadline` as soon as there is a TTL node, on the grid of
+/// runs every `container_check_interval_ms` from the start, even after an idle spell; the node
+/// goes on the first run after its TTL has passed since its mtime. ZooKeeper 3.8
+/// (`ContainerManager`, a fixed-rate timer from server start; observed on Debian's 3.8.0 with
+/// `znode.container.checkIntervalMs=1000`: a 100 ms TTL node was gone 0.3 s after its create,
+/// at the timer's next run).
+#[test]
+fn the_reaper_runs_on_its_grid_once_there_is_a_candidate() {
+    let mut h = H::with(fast());
+    let mut a = h.connect();
+    assert!(
+        h.core.next_deadline() > Some(T0.mono_ms + 20_000),
+        "a session only"
+    );
+    // Idle for five and a half runs, then a TTL node.
+    h.advance(5500);
+    h.send(
+        &mut a,
+        Request::CreateTTL(CreateTTLRequest {
+            path: "/t".into(),
+            data: None,
+            acl: open_acl(),
+            flags: 5,
+            ttl: 1500,
+        }),
+    );
+    assert_eq!(h.core.next_deadline(), Some(T0.mono_ms + 6000));
+    for (at, left) in [(6000, true), (7000, true), (8000, false)] {
+        h.now.mono_ms = T0.mono_ms + at;
+        h.now.wall_ms = T0.wall_ms + at as i64;
+        h.tick();
+        let exists = h.core.tree.get("/t").is_some();
+        assert_eq!(exists, left, "after the run at +{at} ms");
+    }
+    assert_eq!(
+        h.core.next_deadline(),
+        h.core.sessions().iter().map(|s| s.expires_at_ms).min(),
+        "no candidate left: the session's deadline only"
+    );
+}
