@@ -46,6 +46,14 @@ enum Command {
         /// A zoo.cfg to read; unknown keys are warned about, not fatal.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Serve ZooKeeper's AdminServer (JSON at /commands/<name>) on this port (0 picks a
+        /// free one), on loopback unless --config's admin.serverAddress says otherwise.
+        #[arg(long = "admin-port")]
+        admin_port: Option<u16>,
+        /// Serve Prometheus /metrics on this port (0 picks a free one), on loopback unless
+        /// --config's metricsProvider.httpHost says otherwise.
+        #[arg(long = "metrics-port")]
+        metrics_port: Option<u16>,
     },
     /// Run a benchmark.
     Bench {
@@ -72,7 +80,9 @@ fn main() -> ExitCode {
             bind,
             tick_time,
             config,
-        } => serve(port, bind, tick_time, config),
+            admin_port,
+            metrics_port,
+        } => serve(port, bind, tick_time, config, (admin_port, metrics_port)),
         Command::Bench {
             bench: bench::Bench::Herd(args),
         } => bench::herd::main(&args),
@@ -85,6 +95,7 @@ fn serve(
     bind: Option<IpAddr>,
     tick_time: Option<u64>,
     config_file: Option<PathBuf>,
+    (admin_port, metrics_port): (Option<u16>, Option<u16>),
 ) -> ExitCode {
     let mut config = Config {
         port: 2181,
@@ -123,6 +134,18 @@ fn serve(
     if let Some(bind) = bind {
         config.bind = bind;
     }
+    // A flag's port on the configured address, or on loopback.
+    let on_port = |addr: Option<std::net::SocketAddr>, port: u16| {
+        let mut addr = addr.unwrap_or_else(|| ([127, 0, 0, 1], 0).into());
+        addr.set_port(port);
+        Some(addr)
+    };
+    if let Some(port) = admin_port {
+        config.admin_server = on_port(config.admin_server, port);
+    }
+    if let Some(port) = metrics_port {
+        config.metrics_server = on_port(config.metrics_server, port);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -157,6 +180,12 @@ fn serve(
         };
         // Scripts read the port from this line; keep its shape.
         println!("shepherd listening on {}", server.local_addr());
+        if let Some(addr) = server.admin_addr() {
+            println!("shepherd admin server on http://{addr}/commands");
+        }
+        if let Some(addr) = server.metrics_addr() {
+            println!("shepherd metrics on http://{addr}/metrics");
+        }
         tracing::info!(addr = %server.local_addr(), "serving; Ctrl-C or SIGTERM to stop");
         // The clean stop, in order; a second signal during it exits at once.
         shutdown::on_signal(&mut signals, async {

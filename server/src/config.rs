@@ -5,7 +5,7 @@
 //! files written for a real ensemble (dataDir, initLimit, server.N, …) must start a dev server.
 
 use std::collections::HashSet;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use shepherd_protocol::{DEFAULT_MAX_BUFFER, FourLetterWord};
@@ -69,7 +69,28 @@ pub struct Config {
     pub max_client_cnxns: usize,
     /// `4lw.commands.whitelist`.
     pub four_letter_words: FourLetterWhitelist,
+    /// Where the AdminServer (`/commands`) listens; `None`, the default, for off.
+    /// `admin.enableServer=true` with `admin.serverAddress` (default 127.0.0.1) and
+    /// `admin.serverPort` (default 8080).
+    pub admin_server: Option<SocketAddr>,
+    /// Where Prometheus `/metrics` is served; `None`, the default, for off.
+    /// `metricsProvider.className` naming ZooKeeper's Prometheus provider, with
+    /// `metricsProvider.httpHost` (default 127.0.0.1) and `metricsProvider.httpPort` (default
+    /// 7000). When it equals [`Config::admin_server`], one listener serves both.
+    pub metrics_server: Option<SocketAddr>,
+    /// The `zoo.cfg` text the server started from (the AdminServer's
+    /// `initial_configuration`), if any.
+    pub initial_configuration: Option<String>,
 }
+
+/// ZooKeeper's Prometheus metrics provider class, whose name in `metricsProvider.className`
+/// turns `/metrics` on.
+pub const PROMETHEUS_PROVIDER: &str =
+    "org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider";
+/// ZooKeeper's default `admin.serverPort`.
+pub const DEFAULT_ADMIN_PORT: u16 = 8080;
+/// ZooKeeper's default `metricsProvider.httpPort`.
+pub const DEFAULT_METRICS_PORT: u16 = 7000;
 
 impl Default for Config {
     fn default() -> Self {
@@ -80,6 +101,9 @@ impl Default for Config {
             max_buffer: DEFAULT_MAX_BUFFER,
             max_client_cnxns: 60,
             four_letter_words: FourLetterWhitelist::zookeeper_default(),
+            admin_server: None,
+            metrics_server: None,
+            initial_configuration: None,
         }
     }
 }
@@ -103,6 +127,10 @@ impl Config {
         let mut warnings = Vec::new();
         let mut min_timeout = None;
         let mut max_timeout = None;
+        let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        let (mut admin_on, mut admin_ip, mut admin_port) = (false, loopback, DEFAULT_ADMIN_PORT);
+        let (mut metrics_on, mut metrics_ip, mut metrics_port) =
+            (false, loopback, DEFAULT_METRICS_PORT);
         for (number, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -149,14 +177,36 @@ impl Config {
                 "znode.container.maxNeverUsedIntervalMs" => {
                     self.core.max_never_used_interval_ms = num()?;
                 }
+                "admin.enableServer" => admin_on = value == "true",
+                "admin.serverAddress" => {
+                    admin_ip = value.parse().map_err(|_| bad("expected an IP address"))?;
+                }
+                "admin.serverPort" => {
+                    admin_port = value.parse().map_err(|_| bad("expected a port"))?;
+                }
+                "metricsProvider.className" => {
+                    metrics_on = value == PROMETHEUS_PROVIDER;
+                    if !metrics_on && !value.ends_with(".NullMetricsProvider") {
+                        warnings.push(format!(
+                            "metrics provider {value} is not supported; only {PROMETHEUS_PROVIDER}"
+                        ));
+                    }
+                }
+                "metricsProvider.httpHost" => {
+                    metrics_ip = value.parse().map_err(|_| bad("expected an IP address"))?;
+                }
+                "metricsProvider.httpPort" => {
+                    metrics_port = value.parse().map_err(|_| bad("expected a port"))?;
+                }
+                "metricsProvider.exportJvmInfo" => {
+                    warnings.push(format!("{key} is ignored: there is no JVM"));
+                }
                 // Keys of a persistent or replicated server: meaningless in memory, but
                 // harmless, so a real zoo.cfg still starts.
                 "dataDir"
                 | "dataLogDir"
                 | "initLimit"
                 | "syncLimit"
-                | "admin.enableServer"
-                | "admin.serverPort"
                 | "autopurge.snapRetainCount"
                 | "autopurge.purgeInterval"
                 | "standaloneEnabled"
@@ -168,6 +218,13 @@ impl Config {
                 other => warnings.push(format!("unknown zoo.cfg key {other} ignored")),
             }
         }
+        if admin_on {
+            self.admin_server = Some(SocketAddr::new(admin_ip, admin_port));
+        }
+        if metrics_on {
+            self.metrics_server = Some(SocketAddr::new(metrics_ip, metrics_port));
+        }
+        self.initial_configuration = Some(text.to_string());
         let tick = u64::from(self.core.tick_time_ms);
         self.core.min_session_timeout_ms = min_timeout.unwrap_or(tick * 2) as u32;
         self.core.max_session_timeout_ms = max_timeout.unwrap_or(tick * 20) as u32;
@@ -196,5 +253,38 @@ mod tests {
         assert!(!config.four_letter_words.allows(FourLetterWord::Ruok));
         assert_eq!(warnings.len(), 3, "{warnings:?}");
         assert!(config.apply_zoo_cfg("tickTime=abc").is_err());
+        assert_eq!(
+            config.admin_server, None,
+            "the AdminServer is off by default"
+        );
+        assert_eq!(config.metrics_server, None, "/metrics is off by default");
+    }
+
+    #[test]
+    fn zoo_cfg_admin_server_and_metrics_keys() {
+        let mut config = Config::default();
+        let text = format!(
+            "admin.serverPort=9090\nadmin.enableServer=true\n\
+             metricsProvider.className={PROMETHEUS_PROVIDER}\n"
+        );
+        let warnings = config.apply_zoo_cfg(&text).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(config.admin_server, Some("127.0.0.1:9090".parse().unwrap()));
+        assert_eq!(
+            config.metrics_server,
+            Some("127.0.0.1:7000".parse().unwrap())
+        );
+        assert_eq!(config.initial_configuration.as_deref(), Some(text.as_str()));
+
+        let mut config = Config::default();
+        config
+            .apply_zoo_cfg(
+                "admin.enableServer=false\nadmin.serverPort=9090\n\
+                 metricsProvider.httpHost=0.0.0.0\nmetricsProvider.httpPort=7001\n",
+            )
+            .unwrap();
+        assert_eq!(config.admin_server, None, "enableServer=false keeps it off");
+        assert_eq!(config.metrics_server, None, "no Prometheus provider named");
+        assert!(config.apply_zoo_cfg("admin.serverPort=x").is_err());
     }
 }

@@ -7,7 +7,7 @@
 //! does. Every task is tracked, so shutdown can wait for all of them.
 
 use std::io;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,6 +18,7 @@ use tokio_util::task::TaskTracker;
 
 use super::clock::Clock;
 use super::handle::ServerHandle;
+use super::http::{self, Endpoints};
 use super::router::Shared;
 use super::{listener, ticker};
 use crate::config::Config;
@@ -123,6 +124,21 @@ impl ServerBuilder {
         self
     }
 
+    /// Serve ZooKeeper's AdminServer (`/commands`, `/commands/<name>`) on `addr`; port 0 picks
+    /// a free one, which [`ServerHandle::admin_addr`] then tells. Off by default.
+    pub fn admin_server(mut self, addr: SocketAddr) -> Self {
+        self.config.admin_server = Some(addr);
+        self
+    }
+
+    /// Serve Prometheus `/metrics` on `addr`; port 0 picks a free one, which
+    /// [`ServerHandle::metrics_addr`] then tells. The same non-zero address as
+    /// [`ServerBuilder::admin_server`] shares its listener. Off by default.
+    pub fn metrics_server(mut self, addr: SocketAddr) -> Self {
+        self.config.metrics_server = Some(addr);
+        self
+    }
+
     /// Replace the whole configuration (for example one read from `zoo.cfg`).
     pub fn config(mut self, config: Config) -> Self {
         self.config = config;
@@ -146,12 +162,14 @@ impl ServerBuilder {
     /// connect at once.
     ///
     /// # Errors
-    /// The bind error, e.g. `AddrInUse` for a taken port.
+    /// The bind error, e.g. `AddrInUse` for a taken port, of the client listener or of the
+    /// AdminServer's or `/metrics`'s.
     pub async fn start(self) -> io::Result<ServerHandle> {
         let listener = match self.listener {
             Some(l) => l,
             None => TcpListener::bind((self.config.bind, self.config.port)).await?,
         };
+        let http_listeners = bind_http(&self.config).await?;
         let local_addr = listener.local_addr()?;
         let clock = Clock::new();
         let mut core_config = self.config.core.clone();
@@ -169,6 +187,58 @@ impl ServerBuilder {
             tracker.clone(),
         ));
         tracker.spawn(ticker::tick_loop(shared.clone(), shutdown.clone()));
-        Ok(ServerHandle::new(shared, local_addr, shutdown, tracker))
+        let mut http_addrs = (None, None);
+        for (listener, endpoints) in http_listeners {
+            let addr = Some(listener.local_addr()?);
+            if endpoints.admin {
+                http_addrs.0 = addr;
+            }
+            if endpoints.metrics {
+                http_addrs.1 = addr;
+            }
+            tracker.spawn(http::accept_loop(
+                listener,
+                shared.clone(),
+                endpoints,
+                shutdown.clone(),
+                tracker.clone(),
+            ));
+        }
+        let mut handle = ServerHandle::new(shared, local_addr, shutdown, tracker);
+        handle.http_addrs = http_addrs;
+        Ok(handle)
     }
+}
+
+/// Binds the AdminServer's and `/metrics`'s listeners: one for both when they are configured on
+/// the same address with a fixed port (port 0 means "any free port", twice).
+async fn bind_http(config: &Config) -> io::Result<Vec<(TcpListener, Endpoints)>> {
+    let (admin, metrics) = (config.admin_server, config.metrics_server);
+    let mut out = Vec::new();
+    match (admin, metrics) {
+        (Some(a), Some(m)) if a == m && a.port() != 0 => {
+            let both = Endpoints {
+                admin: true,
+                metrics: true,
+            };
+            out.push((TcpListener::bind(a).await?, both));
+        }
+        _ => {
+            if let Some(a) = admin {
+                let only = Endpoints {
+                    admin: true,
+                    metrics: false,
+                };
+                out.push((TcpListener::bind(a).await?, only));
+            }
+            if let Some(m) = metrics {
+                let only = Endpoints {
+                    admin: false,
+                    metrics: true,
+                };
+                out.push((TcpListener::bind(m).await?, only));
+            }
+        }
+    }
+    Ok(out)
 }

@@ -36,7 +36,7 @@ use tokio_util::task::TaskTracker;
 use super::admin;
 use super::faults::apply_fault;
 use super::router::{Outbound, Shared};
-use super::stats::ConnStats;
+use super::stats::{ConnStats, request_op};
 use crate::core::{ConnId, ConnInfo, SessionId};
 
 /// How long a connection may stay silent before its handshake (ZooKeeper: 10 s).
@@ -164,6 +164,7 @@ async fn run<S>(
                                 }
                             }
                             let started = std::time::Instant::now();
+                            let op = if connected { request_op(&payload) } else { None };
                             if connected {
                                 // Only fault rules need the session; spare the hot path a
                                 // second turn of the core lock when there are none.
@@ -183,7 +184,7 @@ async fn run<S>(
                                 shared.wake_ticker();
                                 idle = idle_timeout(&shared, id);
                             }
-                            shared.stats.record_latency(started.elapsed().as_micros() as u64);
+                            shared.stats.record_latency(op, started.elapsed().as_micros() as u64);
                             idle_deadline = Instant::now() + idle;
                         }
                     }

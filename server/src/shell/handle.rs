@@ -26,6 +26,8 @@ const IN_MEMORY_PEER: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOS
 pub struct ServerHandle {
     pub(super) shared: Arc<Shared>,
     local_addr: SocketAddr,
+    /// The bound addresses of the AdminServer and of `/metrics`, when on.
+    pub(super) http_addrs: (Option<SocketAddr>, Option<SocketAddr>),
     shutdown: CancellationToken,
     tracker: TaskTracker,
 }
@@ -48,6 +50,7 @@ impl ServerHandle {
         ServerHandle {
             shared,
             local_addr,
+            http_addrs: (None, None),
             shutdown,
             tracker,
         }
@@ -56,6 +59,17 @@ impl ServerHandle {
     /// The address the server listens on.
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// Where the AdminServer (`/commands/<name>`, ZooKeeper's JSON) listens, if it is on.
+    pub fn admin_addr(&self) -> Option<SocketAddr> {
+        self.http_addrs.0
+    }
+
+    /// Where Prometheus `/metrics` is served, if it is on (the same address as
+    /// [`ServerHandle::admin_addr`] when one listener serves both).
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.http_addrs.1
     }
 
     /// `host:port`, ready for any ZooKeeper client's connect string.

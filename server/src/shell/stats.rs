@@ -7,6 +7,10 @@
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use shepherd_protocol::OpCode;
+
+use super::latency::LatencySummary;
+
 /// Server-wide counters (`srvr`, `mntr`).
 #[derive(Debug, Default)]
 pub struct ServerStats {
@@ -18,11 +22,21 @@ pub struct ServerStats {
     latency_total_us: AtomicU64,
     latency_min_us: AtomicU64,
     latency_max_us: AtomicU64,
+    /// ZooKeeper's `readlatency`: requests that are not transactions (pings included).
+    pub(crate) read_latency: LatencySummary,
+    /// ZooKeeper's `updatelatency`: transactions (docs/protocol.md §3.3).
+    pub(crate) update_latency: LatencySummary,
 }
 
 impl ServerStats {
-    /// Records one request's processing time.
-    pub fn record_latency(&self, us: u64) {
+    /// Records one frame's processing time; `op` is the request's opcode, `None` for a
+    /// handshake, which ZooKeeper's read and update summaries leave out.
+    pub fn record_latency(&self, op: Option<OpCode>, us: u64) {
+        match op {
+            Some(op) if op.is_write() => self.update_latency.record(us),
+            Some(_) => self.read_latency.record(us),
+            None => {}
+        }
         if self.latency_count.fetch_add(1, Relaxed) == 0 {
             self.latency_min_us.store(us, Relaxed);
         } else {
@@ -58,7 +72,15 @@ impl ServerStats {
         ] {
             counter.store(0, Relaxed);
         }
+        self.read_latency.reset();
+        self.update_latency.reset();
     }
+}
+
+/// The opcode of a request payload (its header is xid then type, docs/protocol.md §3.1), if known.
+pub(super) fn request_op(payload: &[u8]) -> Option<OpCode> {
+    let bytes: [u8; 4] = payload.get(4..8)?.try_into().ok()?;
+    OpCode::try_from(i32::from_be_bytes(bytes)).ok()
 }
 
 /// Per-connection counters (`cons`).

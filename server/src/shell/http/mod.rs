@@ -1,0 +1,170 @@
+//! The HTTP server of the operations endpoints: ZooKeeper's AdminServer (`/commands`,
+//! `/commands/<name>`, [`commands`]) and the Prometheus provider's `/metrics` ([`metrics`]).
+//!
+//! Shape, as the rest of the shell: the builder binds the listener, and one task accepts
+//! ([`accept_loop`]) and spawns one task per HTTP connection, all tracked and all stopped by
+//! the server's shutdown token. A listener serves the admin commands, the metrics, or both
+//! (when the two are configured on the same address). Answers are computed synchronously from
+//! the shared state: the core lock is taken and released inside a query, never across an
+//! `.await`.
+//!
+//! A slow or hostile peer cannot stall anything but its own task: request heads are bounded in
+//! size ([`MAX_HEAD_BYTES`]) and in time ([`HEAD_TIMEOUT`]), request bodies are never read, a
+//! connection lives at most [`CONNECTION_LIFETIME`], and at most [`MAX_CONNECTIONS`] are served
+//! at once (more are closed on accept).
+
+mod commands;
+mod metrics;
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::router::Shared;
+
+/// How long a peer has to send a request head.
+pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// The largest request head read (hyper's minimum buffer).
+pub const MAX_HEAD_BYTES: usize = 8 * 1024;
+/// How long one HTTP connection may stay open, keep-alive included.
+pub const CONNECTION_LIFETIME: Duration = Duration::from_secs(60);
+/// HTTP connections served at once per listener.
+pub const MAX_CONNECTIONS: usize = 64;
+/// How long a connection gets to finish its answer once the server shuts down.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+
+/// What one listener serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Endpoints {
+    /// `/commands` and `/commands/<name>`.
+    pub admin: bool,
+    /// `/metrics`.
+    pub metrics: bool,
+}
+
+/// Accepts HTTP connections until `shutdown` is cancelled.
+pub(crate) async fn accept_loop(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    endpoints: Endpoints,
+    shutdown: CancellationToken,
+    tracker: TaskTracker,
+) {
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let accepted = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            accepted = listener.accept() => accepted,
+        };
+        let (socket, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(error) => {
+                // Transient (EMFILE and the like): back off instead of spinning.
+                tracing::warn!(%error, "HTTP accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            tracing::warn!(%peer, "too many HTTP connections; closing");
+            continue;
+        };
+        let shared = shared.clone();
+        let shutdown = shutdown.clone();
+        tracker.spawn(async move {
+            serve_connection(socket, shared, endpoints, shutdown).await;
+            drop(slot);
+        });
+    }
+}
+
+async fn serve_connection(
+    socket: tokio::net::TcpStream,
+    shared: Arc<Shared>,
+    endpoints: Endpoints,
+    shutdown: CancellationToken,
+) {
+    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+        let response = answer(&shared, endpoints, &request);
+        async move { Ok::<_, Infallible>(response) }
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEAD_TIMEOUT)
+        .max_buf_size(MAX_HEAD_BYTES)
+        .serve_connection(TokioIo::new(socket), service);
+    tokio::pin!(connection);
+    let lifetime = tokio::time::sleep(CONNECTION_LIFETIME);
+    tokio::pin!(lifetime);
+    tokio::select! {
+        result = connection.as_mut() => {
+            if let Err(error) = result {
+                tracing::debug!(%error, "HTTP connection ended");
+            }
+            return;
+        }
+        _ = shutdown.cancelled() => {}
+        _ = &mut lifetime => {}
+    }
+    // Finish the answer in flight, if any, then close.
+    connection.as_mut().graceful_shutdown();
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, connection).await;
+}
+
+/// The response to one request.
+fn answer(
+    shared: &Shared,
+    endpoints: Endpoints,
+    request: &Request<Incoming>,
+) -> Response<Full<Bytes>> {
+    let path = request.uri().path();
+    if request.method() != Method::GET && request.method() != Method::HEAD {
+        return plain(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
+    }
+    if endpoints.metrics && path == "/metrics" {
+        return match metrics::scrape(shared) {
+            Ok(text) => with_type(StatusCode::OK, metrics::CONTENT_TYPE, text),
+            Err(error) => plain(StatusCode::INTERNAL_SERVER_ERROR, &format!("{error}\n")),
+        };
+    }
+    if endpoints.admin {
+        if path == "/commands" || path == "/commands/" {
+            return with_type(StatusCode::OK, "text/html", commands::list());
+        }
+        if let Some(name) = path.strip_prefix("/commands/") {
+            // ZooKeeper answers every name, unknown ones with its error JSON and 200 OK.
+            let body = commands::run(shared, name);
+            let text = serde_json::to_string_pretty(&body).unwrap_or_default();
+            return with_type(StatusCode::OK, "application/json", text);
+        }
+    }
+    plain(StatusCode::NOT_FOUND, "not found\n")
+}
+
+fn plain(status: StatusCode, text: &str) -> Response<Full<Bytes>> {
+    with_type(status, "text/plain; charset=utf-8", text.to_string())
+}
+
+fn with_type(
+    status: StatusCode,
+    content_type: &'static str,
+    body: String,
+) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
