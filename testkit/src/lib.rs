@@ -15,6 +15,7 @@
 //! * [`panic_message`]: what a failed task said, for suites that report each body's failure.
 //! * [`Peer`]: a raw wire peer speaking hand-built frames (through `shepherd-protocol`'s
 //!   records) over a socket or any in-memory stream.
+//! * [`oracle`]: the differential oracle against real ZooKeeper, run by the `oracle` binary.
 //!
 //! This crate is never published; it is a dev-dependency of the workspace's test suites. It
 //! panics freely: a failed setup step is a failed test.
@@ -24,6 +25,7 @@ mod expiry;
 mod four_letter;
 mod frame;
 pub mod locks;
+pub mod oracle;
 mod panic_message;
 mod paths;
 mod peer;
