@@ -26,13 +26,9 @@ async fn data_watch_fires_once_on(ctx: Ctx) {
     assert_eq!(data, b"v0");
     assert_eq!(watched_paths(&ctx, me).await, vec![n.clone()]);
     other.set_data(&n, b"v1", None).await.unwrap();
-    assert_eq!(
-        within("NodeDataChanged", oneshot(watcher)).await,
-        event(EventType::NodeDataChanged, &n)
-    );
+    assert_fires(oneshot(watcher), EventType::NodeDataChanged, &n).await;
     // Consumed by the first event: the server holds no watch any more (docs/protocol.md §9.1).
-    barrier(&client).await;
-    assert_eq!(watched_paths(&ctx, me).await, Vec::<String>::new());
+    assert_unwatched(&ctx, &client).await;
     other.set_data(&n, b"v2", None).await.unwrap();
 
     // Child changes do not trigger a data watch.
@@ -47,20 +43,13 @@ async fn data_watch_fires_once_on(ctx: Ctx) {
     barrier(&client).await;
     assert_pending(&mut watcher, "a data watch after child changes");
     other.set_data(&n, b"v3", None).await.unwrap();
-    assert_eq!(
-        within("NodeDataChanged", watcher).await,
-        event(EventType::NodeDataChanged, &n)
-    );
+    assert_fires(watcher, EventType::NodeDataChanged, &n).await;
 
     // Deletion fires NodeDeleted to a data watch.
     let (_, _, watcher) = client.get_and_watch_data(&n).await.unwrap();
     other.delete(&n, None).await.unwrap();
-    assert_eq!(
-        within("NodeDeleted", oneshot(watcher)).await,
-        event(EventType::NodeDeleted, &n)
-    );
-    barrier(&client).await;
-    assert_eq!(watched_paths(&ctx, me).await, Vec::<String>::new());
+    assert_fires(oneshot(watcher), EventType::NodeDeleted, &n).await;
+    assert_unwatched(&ctx, &client).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -79,12 +68,8 @@ async fn exist_watch_fires_once_on(ctx: Ctx) {
     assert_eq!(stat, None);
     assert_eq!(watched_paths(&ctx, me).await, vec![n.clone()]);
     let (created, _) = other.create(&n, b"", &PERSISTENT).await.unwrap();
-    assert_eq!(
-        within("NodeCreated", oneshot(watcher)).await,
-        event(EventType::NodeCreated, &n)
-    );
-    barrier(&client).await;
-    assert_eq!(watched_paths(&ctx, me).await, Vec::<String>::new());
+    assert_fires(oneshot(watcher), EventType::NodeCreated, &n).await;
+    assert_unwatched(&ctx, &client).await;
 
     let (stat, watcher) = client.check_and_watch_stat(&n).await.unwrap();
     assert_eq!(stat, Some(created));
@@ -96,20 +81,13 @@ async fn exist_watch_fires_once_on(ctx: Ctx) {
     barrier(&client).await;
     assert_pending(&mut watcher, "an exist watch after a child create");
     other.set_data(&n, b"1", None).await.unwrap();
-    assert_eq!(
-        within("NodeDataChanged", watcher).await,
-        event(EventType::NodeDataChanged, &n)
-    );
+    assert_fires(watcher, EventType::NodeDataChanged, &n).await;
 
     let (_, watcher) = client.check_and_watch_stat(&n).await.unwrap();
     other.delete(&ctx.path("n/c"), None).await.unwrap();
     other.delete(&n, None).await.unwrap();
-    assert_eq!(
-        within("NodeDeleted", oneshot(watcher)).await,
-        event(EventType::NodeDeleted, &n)
-    );
-    barrier(&client).await;
-    assert_eq!(watched_paths(&ctx, me).await, Vec::<String>::new());
+    assert_fires(oneshot(watcher), EventType::NodeDeleted, &n).await;
+    assert_unwatched(&ctx, &client).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -147,10 +125,7 @@ async fn child_watch_fires_once_on(ctx: Ctx) {
         .create(&ctx.path("p/a"), b"", &PERSISTENT)
         .await
         .unwrap();
-    assert_eq!(
-        within("NodeChildrenChanged", watcher).await,
-        event(EventType::NodeChildrenChanged, &p)
-    );
+    assert_fires(watcher, EventType::NodeChildrenChanged, &p).await;
     // Consumed: a second create is not reported, and a grandchild never is.
     other
         .create(&ctx.path("p/b"), b"", &PERSISTENT)
@@ -168,20 +143,14 @@ async fn child_watch_fires_once_on(ctx: Ctx) {
     barrier(&client).await;
     assert_pending(&mut watcher, "a child watch after a grandchild create");
     other.delete(&ctx.path("p/b"), None).await.unwrap();
-    assert_eq!(
-        within("NodeChildrenChanged", watcher).await,
-        event(EventType::NodeChildrenChanged, &p)
-    );
+    assert_fires(watcher, EventType::NodeChildrenChanged, &p).await;
 
     // The watched node's own deletion.
     other.delete(&ctx.path("p/a/g"), None).await.unwrap();
     other.delete(&ctx.path("p/a"), None).await.unwrap();
     let (_, watcher) = client.list_and_watch_children(&p).await.unwrap();
     other.delete(&p, None).await.unwrap();
-    assert_eq!(
-        within("NodeDeleted", oneshot(watcher)).await,
-        event(EventType::NodeDeleted, &p)
-    );
+    assert_fires(oneshot(watcher), EventType::NodeDeleted, &p).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -220,12 +189,6 @@ async fn one_event_reaches_every_watcher_on(ctx: Ctx) {
     let (_, _, first) = client.get_and_watch_data(&n).await.unwrap();
     let (_, _, again) = client.get_and_watch_data(&n).await.unwrap();
     writer.set_data(&n, b"1", None).await.unwrap();
-    assert_eq!(
-        within("first", oneshot(first)).await,
-        event(EventType::NodeDataChanged, &n)
-    );
-    assert_eq!(
-        within("again", oneshot(again)).await,
-        event(EventType::NodeDataChanged, &n)
-    );
+    assert_fires(oneshot(first), EventType::NodeDataChanged, &n).await;
+    assert_fires(oneshot(again), EventType::NodeDataChanged, &n).await;
 }

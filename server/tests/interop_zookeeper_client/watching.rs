@@ -51,6 +51,33 @@ pub fn event(event_type: EventType, path: &str) -> WatchedEvent {
     WatchedEvent::new(event_type, path)
 }
 
+/// Awaits the event of a one-shot watch, bounded by [`WAIT`](shepherd_testkit::WAIT), and
+/// asserts that it is `event_type` on `path`.
+pub async fn assert_fires(
+    watcher: impl Future<Output = WatchedEvent>,
+    event_type: EventType,
+    path: &str,
+) {
+    let what = format!("{event_type:?} on {path}");
+    assert_eq!(
+        within(&what, watcher).await,
+        event(event_type, path),
+        "{what}"
+    );
+}
+
+/// After a round trip on `client`'s connection, the server holds no data-table watch of its
+/// session under this run's root (a fired one-shot watch is consumed, docs/protocol.md §9.1).
+pub async fn assert_unwatched(ctx: &Ctx, client: &zk::Client) {
+    barrier(client).await;
+    let left = watched_paths(ctx, client.session_id()).await;
+    assert_eq!(
+        left,
+        Vec::<String>::new(),
+        "watches left after a round trip"
+    );
+}
+
 /// The next event of a persistent watch.
 pub async fn next_event(watcher: &mut zk::PersistentWatcher) -> WatchedEvent {
     within("a persistent watch event", watcher.changed()).await
