@@ -9,6 +9,7 @@
 use std::sync::Mutex as StdMutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use shepherd_client::Client;
 use shepherd_recipes::{AnyGuard, Guard};
 use shepherd_server::core::NodeInfo;
 use shepherd_server::{FaultId, ServerHandle};
@@ -121,5 +122,25 @@ pub async fn not_wedged(
     release(holders, held, "C").await?;
     no_nodes_of(server, &[c.session_id()]).await?;
     let _ = bounded(WAIT, "a client to close", c.close()).await;
+    Ok(())
+}
+
+/// How every case ends once its contenders are done: no node of `sessions` left (a), never two
+/// holders (b), nothing wedged (c), and still never two holders once C came and went; then the
+/// case's `clients` are closed, best effort.
+pub async fn all_clear(
+    server: &ServerHandle,
+    row: &LockRow,
+    holders: &Holders,
+    sessions: &[i64],
+    clients: impl IntoIterator<Item = Client>,
+) -> Result<(), String> {
+    no_nodes_of(server, sessions).await?;
+    holders.check()?;
+    not_wedged(server, row, holders).await?;
+    holders.check()?;
+    for c in clients {
+        let _ = bounded(WAIT, "a client to close", c.close()).await;
+    }
     Ok(())
 }

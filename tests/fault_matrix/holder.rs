@@ -10,13 +10,12 @@ use std::sync::Arc;
 use shepherd_recipes::{AnyGuard, Guard, LostReason};
 use shepherd_server::core::Core;
 use shepherd_server::{Fault, ServerHandle};
-use shepherd_testkit::bounded;
 
-use crate::checks::{Holders, fired, fired_once, no_nodes_of, not_lost, not_wedged};
+use crate::QUIET;
+use crate::checks::{Holders, all_clear, fired, fired_once, not_lost};
 use crate::contenders::{Task, connect, contender, expire_now, in_time, release, take};
 use crate::hits::{step_rule, waiting};
 use crate::table::{BASE, FaultKind, LockRow, Shape, Step};
-use crate::{QUIET, WAIT};
 
 pub async fn holder_case(
     server: &ServerHandle,
@@ -59,10 +58,15 @@ pub async fn holder_case(
             && waiting(core, a_sid, Shape::Predecessor { dir: BASE }, &a_node)
     };
     match (step, fault) {
-        (Step::Hold, FaultKind::ConnLoss) => {
-            server
-                .close_connection(a_sid)
-                .map_err(|e| format!("close_connection: {e}"))?;
+        (Step::Hold, FaultKind::ConnLoss | FaultKind::LostReply) => {
+            // The monitor rule is armed for a lost reply alone, whose dropped reply closes the
+            // connection; a connection loss is a plain close.
+            match monitor_rule {
+                Some(id) => fired(server, id, "A's guard monitor exists").await?,
+                None => server
+                    .close_connection(a_sid)
+                    .map_err(|e| format!("close_connection: {e}"))?,
+            }
             in_time(
                 "A to reconnect and its guard monitor to watch its node again",
                 server.wait_for(monitor_back),
@@ -70,19 +74,9 @@ pub async fn holder_case(
             .await?;
             tokio::time::sleep(QUIET).await;
             quiet(&a_held, &b_task)?;
-            release(&holders, a_held, "A").await?;
-        }
-        (Step::Hold, FaultKind::LostReply) => {
-            let id = monitor_rule.expect("armed");
-            fired(server, id, "A's guard monitor exists").await?;
-            in_time(
-                "A to reconnect and its guard monitor to watch its node again",
-                server.wait_for(monitor_back),
-            )
-            .await?;
-            tokio::time::sleep(QUIET).await;
-            quiet(&a_held, &b_task)?;
-            fired_once(server, id, "A's guard monitor exists")?;
+            if let Some(id) = monitor_rule {
+                fired_once(server, id, "A's guard monitor exists")?;
+            }
             release(&holders, a_held, "A").await?;
         }
         (Step::Hold, FaultKind::Expiry | FaultKind::NodeDeleted) => {
@@ -129,12 +123,5 @@ pub async fn holder_case(
         .await??
         .map_err(|e| format!("B's acquire failed: {e}"))?;
     release(&holders, b_held, "B").await?;
-    no_nodes_of(server, &[a_sid, b_sid]).await?;
-    holders.check()?;
-    not_wedged(server, row, &holders).await?;
-    holders.check()?;
-    for c in [admin, a, b] {
-        let _ = bounded(WAIT, "a client to close", c.close()).await;
-    }
-    Ok(())
+    all_clear(server, row, &holders, &[a_sid, b_sid], [admin, a, b]).await
 }

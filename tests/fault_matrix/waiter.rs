@@ -8,10 +8,8 @@ use std::sync::Arc;
 
 use shepherd_recipes::{Error as RecipeError, Guard, LostReason};
 use shepherd_server::ServerHandle;
-use shepherd_testkit::bounded;
 
-use crate::WAIT;
-use crate::checks::{Holders, fired, fired_once, no_nodes_of, not_wedged};
+use crate::checks::{Holders, all_clear, fired, fired_once};
 use crate::contenders::{connect, contender, expire_now, in_time, release, take};
 use crate::hits::{step_rule, waiting};
 use crate::table::{FaultKind, LockRow, Step};
@@ -104,12 +102,5 @@ pub async fn waiter_case(
         (_, Err(e)) => return Err(format!("B's acquire failed: {e}")),
     }
     fired_once(server, fault_id, &what)?;
-    no_nodes_of(server, &[a_sid, b_sid]).await?;
-    holders.check()?;
-    not_wedged(server, row, &holders).await?;
-    holders.check()?;
-    for c in [a, b] {
-        let _ = bounded(WAIT, "a client to close", c.close()).await;
-    }
-    Ok(())
+    all_clear(server, row, &holders, &[a_sid, b_sid], [a, b]).await
 }
