@@ -2,13 +2,22 @@
 
 use std::time::Duration;
 
+use shepherd_client::Client;
 use shepherd_recipes::{
     EphemeralLock, Error, Guard, Lock, MultiLock, Mutex, ReadWriteLock, SemaphoreMutex,
     SequentialLock, SharedLock, WriteLock,
 };
-use shepherd_testkit::{children, connect, servers, unique, wait_children, within};
+use shepherd_testkit::{TestServer, children, connect, servers, unique, wait_children, within};
 
 const SHORT: Duration = Duration::from_millis(300);
+
+/// Two sessions on `server`: in every test here `a` holds and `b` contends.
+async fn two_sessions(server: &TestServer) -> (Client, Client) {
+    (
+        connect(&server.connect).await,
+        connect(&server.connect).await,
+    )
+}
 
 /// Asserts that `lock`, held by someone else, is refused in every bounded form: after waiting
 /// [`SHORT`], on `try_acquire`, and with a zero timeout (which means the same).
@@ -25,10 +34,7 @@ async fn assert_refused(lock: &impl Lock) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn timeouts_leave_no_node() {
     for server in servers().await {
-        let (a, b) = (
-            connect(&server.connect).await,
-            connect(&server.connect).await,
-        );
+        let (a, b) = two_sessions(&server).await;
 
         let path = unique("to-eph");
         let held = EphemeralLock::new(&a, format!("{path}/lock"))
@@ -101,10 +107,7 @@ async fn timeouts_leave_no_node() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelled_acquisitions_leave_no_node() {
     for server in servers().await {
-        let (a, b) = (
-            connect(&server.connect).await,
-            connect(&server.connect).await,
-        );
+        let (a, b) = two_sessions(&server).await;
         let path = unique("cancel");
         let held = Mutex::new(&a, &path).acquire().await.unwrap();
         let own = held.path().rsplit('/').next().unwrap().to_owned();
@@ -156,10 +159,7 @@ async fn cancelled_acquisitions_leave_no_node() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mutex_is_reentrant_per_owner() {
     for server in servers().await {
-        let (a, b) = (
-            connect(&server.connect).await,
-            connect(&server.connect).await,
-        );
+        let (a, b) = two_sessions(&server).await;
         let path = unique("reentrant");
         let mutex = Mutex::new(&a, &path);
         let first = mutex.acquire().await.unwrap();
@@ -190,10 +190,7 @@ async fn mutex_is_reentrant_per_owner() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_write_lock_reentrancy_downgrade_no_upgrade() {
     for server in servers().await {
-        let (a, b) = (
-            connect(&server.connect).await,
-            connect(&server.connect).await,
-        );
+        let (a, b) = two_sessions(&server).await;
         let path = unique("rwlock");
         let mine = ReadWriteLock::new(&a, &path);
         let other = ReadWriteLock::new(&b, &path);

@@ -74,12 +74,8 @@ impl SemaphoreMutex {
     /// Takes the inner `locks` mutex, then the lease, then lets the mutex go.
     async fn contend(&self, wait: Wait) -> Result<Option<LockGuard>> {
         // A fresh owner each time: the inner mutex must not be re-entered by a second taker.
-        let LockBase {
-            client,
-            path,
-            stats,
-        } = &self.base;
-        let mutex = Mutex::new(client, join(path, "locks")).with_stats(stats.clone());
+        let mutex = Mutex::new(&self.base.client, join(&self.base.path, "locks"))
+            .with_stats(self.base.stats.clone());
         let Some(inner) = mutex.acquire_with(wait).await? else {
             return Ok(None);
         };
