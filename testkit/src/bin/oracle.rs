@@ -80,6 +80,11 @@ async fn main() -> ExitCode {
         (args.b_name.clone(), args.b.clone()),
         limits,
     );
+    let generator = format!(
+        "--ops-per-seq {}{}",
+        args.ops_per_seq,
+        if args.no_reap { " --no-reap" } else { "" }
+    );
     let started = Instant::now();
     let deadline = args.duration.map(|s| started + Duration::from_secs(s));
     // Without a duration, a default count; with one, the count is only an upper bound.
@@ -111,7 +116,7 @@ async fn main() -> ExitCode {
             Ok(None) => {}
             Ok(Some(d)) => {
                 divergences += 1;
-                print!("{}", render(&setup, &d));
+                print!("{}", render(&setup, &d, &generator));
             }
             Err(e) => {
                 failure = Some(format!("seed {seed}: {e}"));

@@ -88,7 +88,9 @@ pub struct Divergence {
     pub pair: Pair,
     /// Where they differ.
     pub point: Point,
-    /// False if a second run of the whole sequence agreed.
+    /// Whether the sequence was run a second time to shrink it.
+    pub rechecked: bool,
+    /// False if that second run of the whole sequence agreed.
     pub reproduced: bool,
     /// Probes the shrink ran.
     pub probes: usize,
@@ -181,6 +183,7 @@ pub async fn check(
         steps: steps.to_vec(),
         pair,
         point,
+        rechecked: false,
         reproduced: false,
         probes: 0,
     };
@@ -197,12 +200,16 @@ pub async fn check(
         last: None,
     };
     if !probe.fails(&all).await {
-        return Ok(Some(first));
+        return Ok(Some(Divergence {
+            rechecked: true,
+            ..first
+        }));
     }
     let shrunk = shrink(all, &mut probe, setup.max_probes).await;
     let Some((kept, pair, point)) = probe.last.take().filter(|(k, ..)| *k == shrunk.items) else {
         // The last failing probe is always the shrink's result; keep the full run otherwise.
         return Ok(Some(Divergence {
+            rechecked: true,
             reproduced: true,
             probes: shrunk.probes,
             ..first
@@ -215,6 +222,7 @@ pub async fn check(
         kept,
         pair,
         point,
+        rechecked: true,
         reproduced: true,
         probes: shrunk.probes + 1,
     }))

@@ -6,8 +6,9 @@ use std::fmt::Write as _;
 
 use super::differential::{Divergence, Point, Setup};
 
-/// The report of one divergence, as lines of text.
-pub fn render(setup: &Setup, d: &Divergence) -> String {
+/// The report of one divergence, as lines of text. `generator` holds the options that shaped
+/// the sequence (e.g. `--ops-per-seq 40`), repeated in the replay line.
+pub fn render(setup: &Setup, d: &Divergence, generator: &str) -> String {
     let (a, b) = (&setup.a.0, &setup.b.0);
     let mut out = String::new();
     let where_ = match d.point {
@@ -21,10 +22,10 @@ pub fn render(setup: &Setup, d: &Divergence) -> String {
         d.sessions,
         a,
         b,
-        if d.reproduced {
-            ""
-        } else {
-            " (FLAKY: a second run agreed)"
+        match (d.rechecked, d.reproduced) {
+            (false, _) => " (not shrunk)",
+            (true, true) => "",
+            (true, false) => " (FLAKY: a second run agreed)",
         }
     );
     let _ = writeln!(
@@ -50,7 +51,7 @@ pub fn render(setup: &Setup, d: &Divergence) -> String {
     let keep: Vec<String> = d.kept.iter().map(|k| k.to_string()).collect();
     let _ = writeln!(
         out,
-        "  replay: oracle --first-seed {} --seeds 1 --keep-steps {}",
+        "  replay: oracle --a A --b B {generator} --first-seed {} --seeds 1 --keep-steps {}",
         d.seed,
         keep.join(",")
     );
