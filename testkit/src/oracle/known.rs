@@ -63,6 +63,11 @@ pub const KNOWN: &[KnownDifference] = &[
         handling: Handling::Normalised("PASSWORDS"),
     },
     KnownDifference {
+        name: "characters outside the BMP",
+        cites: "docs/compatibility.md: Characters outside the BMP are echoed as standard UTF-8",
+        handling: Handling::Normalised("NON_BMP"),
+    },
+    KnownDifference {
         name: "persistence, replication, reconfig",
         cites: "docs/compatibility.md: Persistence and replication",
         handling: Handling::OutOfReach,

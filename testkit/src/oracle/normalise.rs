@@ -10,6 +10,7 @@
 //! | `ZXIDS` | every zxid at or after the sequence's start (the root's create) is printed as `+N` from it, earlier positive ones as `pre`, 0 and negatives as they are | the servers have different histories; within a sequence each write takes the next zxid on both |
 //! | `UNORDERED_LISTS` | getChildren(2) names (also inside multiRead), getEphemerals paths and whoAmI identities are sorted | hash order in ZooKeeper (docs/compatibility.md: Unspecified orders); whoAmI lists `ServerCnxn.authInfo`, a set over a `ConcurrentHashMap` (zookeeper-server/src/main/java/org/apache/zookeeper/server/ServerCnxn.java at release-3.8.0) |
 //! | `ROOT` | the run's root path is printed as `{root}` | a fresh root per attempt, the same on both servers; only for reading |
+//! | `NON_BMP` | each character outside the BMP in a line becomes the six U+FFFD that a lossy UTF-8 decoder reads from its CESU-8 form | ZooKeeper echoes such characters as CESU-8, which no client decodes (docs/compatibility.md: Characters outside the BMP are echoed as standard UTF-8); only the encoding differs, so the text must still match |
 //! | `BIG_DATA` | data over 24 bytes or not printable is printed as its length and an FNV-1a hash | readability; the hash still tells different contents apart |
 //!
 //! Everything else is compared as sent: error codes, versions, lengths, counts, ACLs, paths,
@@ -203,6 +204,10 @@ impl Context {
     /// One frame a session received, as a line: an event, or the reply to `op` (the opcode
     /// sent under the frame's xid, if known). Never fails: what does not decode is shown raw.
     pub fn frame(&self, payload: &[u8], op: Option<OpCode>) -> String {
+        non_bmp(&self.frame_line(payload, op))
+    }
+
+    fn frame_line(&self, payload: &[u8], op: Option<OpCode>) -> String {
         let mut rest = payload;
         let Ok(header) = ReplyHeader::decode(&mut rest) else {
             return format!("short frame {}", hex(payload));
@@ -259,4 +264,23 @@ fn trailing(rest: &[u8]) -> String {
     } else {
         format!(" trailing={}", hex(rest))
     }
+}
+
+/// `NON_BMP`: what a lossy UTF-8 decoder makes of ZooKeeper's CESU-8 echo of a character outside
+/// the BMP (two 3-byte surrogate encodings, each byte an invalid sequence of its own: six
+/// U+FFFD), so that a line from either server reads the same when only that encoding differs.
+pub fn non_bmp(line: &str) -> String {
+    line.chars()
+        .flat_map(|c| {
+            let n = if u32::from(c) > 0xFFFF { 6 } else { 1 };
+            std::iter::repeat_n(
+                if n == 6 {
+                    char::REPLACEMENT_CHARACTER
+                } else {
+                    c
+                },
+                n,
+            )
+        })
+        .collect()
 }
