@@ -8,7 +8,7 @@
 //! note on stderr, since they belong to a session that is not ours; a line is read with a
 //! bounded buffer ([`MAX_LINE`]), so a corrupt file cannot exhaust memory.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, IsTerminal, Read};
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
@@ -18,6 +18,7 @@ use shepherd_client::{Acl, Client, CreateOptions, Error as ClientError};
 use super::dump::DumpLine;
 use super::error::{AtPath, CliError};
 use super::output::Out;
+use crate::progress::Progress;
 
 /// The most ops in one multi.
 pub const BATCH_OPS: usize = 100;
@@ -61,14 +62,19 @@ struct Summary {
 
 /// Reads the dump and creates its nodes; prints what it did.
 pub async fn load(client: &Client, args: &LoadArgs, out: &mut Out) -> Result<(), CliError> {
-    let input: Box<dyn Read> = match &args.file {
-        None => Box::new(std::io::stdin()),
-        Some(path) if path.as_os_str() == "-" => Box::new(std::io::stdin()),
-        Some(path) => Box::new(
-            std::fs::File::open(path)
-                .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", path.display())))?,
-        ),
+    // A file's size is known, so its progress is shown in bytes read; stdin has no total.
+    let (input, total): (Box<dyn Read>, u64) = match &args.file {
+        None => (Box::new(std::io::stdin()), 0),
+        Some(path) if path.as_os_str() == "-" => (Box::new(std::io::stdin()), 0),
+        Some(path) => {
+            let file = std::fs::File::open(path)
+                .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", path.display())))?;
+            let len = file.metadata().map_or(0, |m| m.len());
+            (Box::new(file), len)
+        }
     };
+    let progress =
+        Progress::with_visibility(total, "bytes", total > 0 && std::io::stderr().is_terminal());
     let mut reader = BufReader::new(input);
     let mut summary = Summary::default();
     let mut batch: Vec<Pending> = Vec::new();
@@ -83,6 +89,7 @@ pub async fn load(client: &Client, args: &LoadArgs, out: &mut Out) -> Result<(),
         if read == 0 {
             break;
         }
+        progress.inc(read as u64);
         if line.len() > MAX_LINE {
             return Err(CliError::Usage(format!(
                 "line {number} is longer than {MAX_LINE} bytes"
@@ -123,6 +130,7 @@ pub async fn load(client: &Client, args: &LoadArgs, out: &mut Out) -> Result<(),
             )
             .await?;
             batch_bytes = 0;
+            progress.set_message(format!("{} nodes created", summary.created));
         }
         batch_bytes += data.len();
         batch.push(Pending {
@@ -132,6 +140,7 @@ pub async fn load(client: &Client, args: &LoadArgs, out: &mut Out) -> Result<(),
         });
     }
     create_batch(client, batch, args.existing, &mut summary).await?;
+    progress.finish();
     if out.json {
         out.json_line(&summary)
     } else {
