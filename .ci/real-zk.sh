@@ -41,10 +41,12 @@ log4j.appender.CONSOLE=org.apache.log4j.ConsoleAppender
 log4j.appender.CONSOLE.layout=org.apache.log4j.PatternLayout
 log4j.appender.CONSOLE.layout.ConversionPattern=%d{ISO8601} %-5p [%t:%C{1}@%L] - %m%n
 EOF
-  # Serial GC and C1 only: a test server wants a quick start, not peak throughput.
+  # The super user is the differential oracle's cleanup credential (testkit/src/oracle/run.rs).
+# Serial GC and C1 only: a test server wants a quick start, not peak throughput.
   java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
     -Dzookeeper.extendedTypesEnabled=true \
     -Dznode.container.checkIntervalMs=1000 \
+    -Dzookeeper.DigestAuthenticationProvider.superDigest=oracle:b29uxuNcniFv6vjwF9tdJVA4Q8c= \
     -cp "$REAL_ZK_DIR:$REAL_ZK_CP" \
     org.apache.zookeeper.server.ZooKeeperServerMain "$REAL_ZK_DIR/zoo.cfg" \
     >>"$REAL_ZK_DIR/zookeeper.log" 2>&1 </dev/null &
