@@ -11,7 +11,7 @@ use shepherd_client::Client;
 
 use super::acl::{AclJson, acl_text, parse_acl};
 use super::error::{AtPath, CliError};
-use super::output::{Out, StatJson, write_stat};
+use super::output::{Out, StatJson, write_result};
 
 /// `shepherd getacl PATH`.
 #[derive(Args, Debug)]
@@ -69,12 +69,6 @@ pub async fn getacl(client: &Client, args: &GetAclArgs, out: &mut Out) -> Result
     Ok(())
 }
 
-#[derive(Serialize)]
-struct StatOut<'a> {
-    path: &'a str,
-    stat: StatJson,
-}
-
 /// Replaces the ACL; prints nothing unless asked (`-s`, `--json`).
 pub async fn setacl(client: &Client, args: &SetAclArgs, out: &mut Out) -> Result<(), CliError> {
     let acl = parse_acl(&args.acl).map_err(CliError::Usage)?;
@@ -82,16 +76,7 @@ pub async fn setacl(client: &Client, args: &SetAclArgs, out: &mut Out) -> Result
         .set_acl(&args.path, acl, args.version)
         .await
         .at(&args.path)?;
-    if out.json {
-        out.json_line(&StatOut {
-            path: &args.path,
-            stat: StatJson::from(&stat),
-        })
-    } else if args.stat {
-        write_stat(out, &stat)
-    } else {
-        Ok(())
-    }
+    write_result(out, &args.path, &stat, args.stat)
 }
 
 #[derive(Serialize)]

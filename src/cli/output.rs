@@ -185,6 +185,30 @@ impl Data {
     }
 }
 
+/// What a write prints: `{path, stat}` with `--json`, the stat's lines with `-s`, else nothing.
+pub fn write_result(
+    out: &mut Out,
+    path: &str,
+    stat: &Stat,
+    show_stat: bool,
+) -> Result<(), CliError> {
+    #[derive(Serialize)]
+    struct Written<'a> {
+        path: &'a str,
+        stat: StatJson,
+    }
+    if out.json {
+        out.json_line(&Written {
+            path,
+            stat: StatJson::from(stat),
+        })
+    } else if show_stat {
+        write_stat(out, stat)
+    } else {
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ use shepherd_client::{Client, CreateMode, CreateOptions};
 
 use super::acl::parse_acl;
 use super::error::{AtPath, CliError};
-use super::output::{Out, StatJson, write_stat};
+use super::output::{Out, write_result};
 use super::walk::{IN_FLIGHT, walk};
 
 /// Where a write command's data comes from.
@@ -96,12 +96,6 @@ impl CreateArgs {
     }
 }
 
-#[derive(Serialize)]
-struct Written<'a> {
-    path: &'a str,
-    stat: StatJson,
-}
-
 /// Creates the node and prints its path (`Created /a0000000001`).
 pub async fn create(client: &Client, args: &CreateArgs, out: &mut Out) -> Result<(), CliError> {
     let data = args.data.bytes()?;
@@ -120,10 +114,7 @@ pub async fn create(client: &Client, args: &CreateArgs, out: &mut Out) -> Result
         .await
         .at(&args.path)?;
     if out.json {
-        out.json_line(&Written {
-            path: &path,
-            stat: StatJson::from(&stat),
-        })?;
+        write_result(out, &path, &stat, false)?;
     } else {
         out.line(format!("Created {path}"))?;
     }
@@ -175,16 +166,7 @@ pub async fn set(client: &Client, args: &SetArgs, out: &mut Out) -> Result<(), C
         .set_data(&args.path, &data, args.version)
         .await
         .at(&args.path)?;
-    if out.json {
-        out.json_line(&Written {
-            path: &args.path,
-            stat: StatJson::from(&stat),
-        })
-    } else if args.stat {
-        write_stat(out, &stat)
-    } else {
-        Ok(())
-    }
+    write_result(out, &args.path, &stat, args.stat)
 }
 
 /// `shepherd delete PATH`.
