@@ -7,8 +7,9 @@
 //!     --a "$SHEPHERD_REAL_ZK" --b "$SHEPHERD_ADDR" --seeds 200
 //! ```
 //!
-//! Exit status: 0 when the servers agreed on every sequence, 1 on a divergence, 2 when a
-//! sequence could not run at all (a server unreachable, the root not created).
+//! Exit status: 0 when every difference found was flaky (a whole rerun agreed; each is still
+//! printed and counted), 1 on a reproducible divergence, 2 when a sequence could not run at all
+//! (a server unreachable, the root not created).
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -91,7 +92,7 @@ async fn main() -> ExitCode {
     let count = args
         .seeds
         .unwrap_or(if deadline.is_some() { u64::MAX } else { 100 });
-    let (mut sequences, mut operations, mut divergences) = (0u64, 0u64, 0usize);
+    let (mut sequences, mut operations, mut divergences, mut flaky) = (0u64, 0u64, 0usize, 0usize);
     let mut last_seed = args.first_seed;
     let mut failure = None;
     for n in 0..count {
@@ -115,7 +116,11 @@ async fn main() -> ExitCode {
         match check(&setup, seed, sequence.sessions, &steps, !args.no_shrink).await {
             Ok(None) => {}
             Ok(Some(d)) => {
-                divergences += 1;
+                if d.rechecked && !d.reproduced {
+                    flaky += 1;
+                } else {
+                    divergences += 1;
+                }
                 print!("{}", render(&setup, &d, &generator));
             }
             Err(e) => {
@@ -125,8 +130,8 @@ async fn main() -> ExitCode {
         }
     }
     println!(
-        "oracle: {sequences} sequences, {operations} operations, {divergences} divergences \
-         (seeds {}..={last_seed}, {:.1}s, {} vs {})",
+        "oracle: {sequences} sequences, {operations} operations, {divergences} divergences, \
+         {flaky} flaky (seeds {}..={last_seed}, {:.1}s, {} vs {})",
         args.first_seed,
         started.elapsed().as_secs_f64(),
         args.a_name,

@@ -25,7 +25,7 @@ pub fn render(setup: &Setup, d: &Divergence, generator: &str) -> String {
         match (d.rechecked, d.reproduced) {
             (false, _) => " (not shrunk)",
             (true, true) => "",
-            (true, false) => " (FLAKY: a second run agreed)",
+            (true, false) => " (FLAKY: a whole rerun agreed)",
         }
     );
     let _ = writeln!(
