@@ -55,7 +55,7 @@ pub const KNOWN: &[KnownDifference] = &[
     KnownDifference {
         name: "unspecified orders",
         cites: "docs/compatibility.md: Unspecified orders are deterministic",
-        handling: Handling::Normalised("UNORDERED_LISTS"),
+        handling: Handling::Normalised("UNORDERED_LISTS, SESSION_CLOSE_EVENTS"),
     },
     KnownDifference {
         name: "session passwords",

@@ -114,6 +114,9 @@ pub async fn run(
         for slot in 0..sessions {
             run.drain(slot, &mut lines).await;
         }
+        if matches!(step.action, Action::CloseSession) {
+            session_close_events(&mut lines);
+        }
         transcript.steps.push(lines);
     }
     run.teardown(root).await;
@@ -430,5 +433,33 @@ fn is_deletion_of(payload: &[u8], path: &str) -> bool {
         Ok(h) if h.xid == xid::NOTIFICATION => decode_from::<WatcherEvent>(rest)
             .is_ok_and(|e| e.event_type == EventType::NodeDeleted && e.path == path),
         _ => false,
+    }
+}
+
+/// `SESSION_CLOSE_EVENTS`: the events a closeSession's deletions fire come from one
+/// transaction, in the order ZooKeeper walks the session's ephemerals (a hash set, so it
+/// changes with the paths' names from one run to the next); each run of one session's
+/// consecutive event lines is sorted, and nothing else moves.
+pub(super) fn session_close_events(lines: &mut [String]) {
+    let is_event = |line: &str| {
+        line.split_once(": ")
+            .is_some_and(|(_, rest)| rest.starts_with("event "))
+    };
+    let mut start = 0;
+    while start < lines.len() {
+        if !is_event(&lines[start]) {
+            start += 1;
+            continue;
+        }
+        let session = lines[start].split_once(": ").map(|(s, _)| s.to_string());
+        let mut end = start + 1;
+        while end < lines.len()
+            && is_event(&lines[end])
+            && lines[end].split_once(": ").map(|(s, _)| s) == session.as_deref()
+        {
+            end += 1;
+        }
+        lines[start..end].sort();
+        start = end;
     }
 }

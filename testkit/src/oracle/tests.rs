@@ -428,3 +428,32 @@ fn a_character_outside_the_bmp_matches_its_cesu8_echo_and_nothing_else() {
         ctx.frame(&zookeeper, op)
     );
 }
+
+#[test]
+fn session_close_events_are_sorted_per_session_run_and_nothing_else_moves() {
+    let mut lines: Vec<String> = [
+        "s1: event NodeDeleted SyncConnected {root}/b zxid=-1",
+        "s1: event NodeDeleted SyncConnected {root}/a zxid=-1",
+        "s1: CloseSession Ok zxid=+3",
+        "s0: event NodeDeleted SyncConnected {root}/b zxid=-1",
+        "s0: event NodeChildrenChanged SyncConnected {root} zxid=-1",
+        "s2: event NodeDeleted SyncConnected {root}/a zxid=-1",
+        "s0: Ping Ok zxid=+3",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    super::run::session_close_events(&mut lines);
+    assert_eq!(
+        lines,
+        [
+            "s1: event NodeDeleted SyncConnected {root}/a zxid=-1",
+            "s1: event NodeDeleted SyncConnected {root}/b zxid=-1",
+            "s1: CloseSession Ok zxid=+3",
+            "s0: event NodeChildrenChanged SyncConnected {root} zxid=-1",
+            "s0: event NodeDeleted SyncConnected {root}/b zxid=-1",
+            "s2: event NodeDeleted SyncConnected {root}/a zxid=-1",
+            "s0: Ping Ok zxid=+3",
+        ]
+    );
+}
