@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use shepherd_protocol::{Acl, MultiOp, Request};
+use shepherd_protocol::{Acl, CreateRequest, CreateTTLRequest, MultiOp, Request, SetDataRequest};
 
 /// The placeholder for the sequence's root in every generated path.
 pub const ROOT: &str = "{root}";
@@ -156,44 +156,44 @@ pub fn show_acl(acl: &[Acl]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
+fn show_create(name: &str, r: &CreateRequest) -> String {
+    format!(
+        "{name} {:?} {} {} flags={}",
+        r.path,
+        show_data(&r.data),
+        show_acl(&r.acl),
+        r.flags
+    )
+}
+
+fn show_create_ttl(r: &CreateTTLRequest) -> String {
+    format!(
+        "createTTL {:?} {} {} flags={} ttl={}",
+        r.path,
+        show_data(&r.data),
+        show_acl(&r.acl),
+        r.flags,
+        r.ttl
+    )
+}
+
+fn show_set_data(r: &SetDataRequest) -> String {
+    format!(
+        "setData {:?} {} v={}",
+        r.path,
+        show_data(&r.data),
+        r.version
+    )
+}
+
 fn show_multi_op(op: &MultiOp) -> String {
     match op {
-        MultiOp::Create(r) => format!(
-            "create {:?} {} {} flags={}",
-            r.path,
-            show_data(&r.data),
-            show_acl(&r.acl),
-            r.flags
-        ),
-        MultiOp::Create2(r) => format!(
-            "create2 {:?} {} {} flags={}",
-            r.path,
-            show_data(&r.data),
-            show_acl(&r.acl),
-            r.flags
-        ),
-        MultiOp::CreateContainer(r) => format!(
-            "createContainer {:?} {} {} flags={}",
-            r.path,
-            show_data(&r.data),
-            show_acl(&r.acl),
-            r.flags
-        ),
-        MultiOp::CreateTTL(r) => format!(
-            "createTTL {:?} {} {} flags={} ttl={}",
-            r.path,
-            show_data(&r.data),
-            show_acl(&r.acl),
-            r.flags,
-            r.ttl
-        ),
+        MultiOp::Create(r) => show_create("create", r),
+        MultiOp::Create2(r) => show_create("create2", r),
+        MultiOp::CreateContainer(r) => show_create("createContainer", r),
+        MultiOp::CreateTTL(r) => show_create_ttl(r),
         MultiOp::Delete(r) => format!("delete {:?} v={}", r.path, r.version),
-        MultiOp::SetData(r) => format!(
-            "setData {:?} {} v={}",
-            r.path,
-            show_data(&r.data),
-            r.version
-        ),
+        MultiOp::SetData(r) => show_set_data(r),
         MultiOp::Check(r) => format!("check {:?} v={}", r.path, r.version),
         MultiOp::GetData(r) => format!("getData {:?}", r.path),
         MultiOp::GetChildren(r) => format!("getChildren {:?}", r.path),
@@ -203,22 +203,10 @@ fn show_multi_op(op: &MultiOp) -> String {
 /// A request, short and readable.
 pub fn show_request(request: &Request) -> String {
     match request {
-        Request::Create(r) | Request::Create2(r) | Request::CreateContainer(r) => format!(
-            "{} {:?} {} {} flags={}",
-            op_name(request),
-            r.path,
-            show_data(&r.data),
-            show_acl(&r.acl),
-            r.flags
-        ),
-        Request::CreateTTL(r) => format!(
-            "createTTL {:?} {} {} flags={} ttl={}",
-            r.path,
-            show_data(&r.data),
-            show_acl(&r.acl),
-            r.flags,
-            r.ttl
-        ),
+        Request::Create(r) | Request::Create2(r) | Request::CreateContainer(r) => {
+            show_create(&op_name(request), r)
+        }
+        Request::CreateTTL(r) => show_create_ttl(r),
         Request::Delete(r) => format!("delete {:?} v={}", r.path, r.version),
         Request::Exists(r)
         | Request::GetData(r)
@@ -226,12 +214,7 @@ pub fn show_request(request: &Request) -> String {
         | Request::GetChildren2(r) => {
             format!("{} {:?} watch={}", op_name(request), r.path, r.watch)
         }
-        Request::SetData(r) => format!(
-            "setData {:?} {} v={}",
-            r.path,
-            show_data(&r.data),
-            r.version
-        ),
+        Request::SetData(r) => show_set_data(r),
         Request::GetACL(r)
         | Request::Sync(r)
         | Request::GetEphemerals(r)
