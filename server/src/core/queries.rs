@@ -48,6 +48,11 @@ impl Core {
         self.tree.ephemerals_count()
     }
 
+    /// How many sessions are live, without copying them (for gauges polled under the lock).
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+
     /// Every live session, by id.
     pub fn sessions(&self) -> Vec<SessionInfo> {
         self.sessions

@@ -90,6 +90,11 @@ impl Sessions {
         self.map.get_mut(&id)
     }
 
+    /// How many sessions are live.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (&SessionId, &Session)> {
         self.map.iter()
     }

@@ -294,6 +294,8 @@ pub(super) fn monitor(shared: &Shared) -> Monitor {
     let packets_sent = shared.stats.packets_sent.load(Relaxed);
     let connections = shared.connection_stats().len();
     let uptime = shared.uptime().as_millis();
+    // Read from /proc before the core lock is taken: no file-system reads under it.
+    let fds = file_descriptors();
     let latencies = vec![
         ("readlatency", shared.stats.read_latency.read()),
         ("updatelatency", shared.stats.update_latency.read()),
@@ -327,7 +329,7 @@ pub(super) fn monitor(shared: &Shared) -> Monitor {
                 Figure::count(core.approximate_data_size()),
             ),
         ];
-        if let Some((open, max_fds)) = file_descriptors() {
+        if let Some((open, max_fds)) = fds {
             figures.push(("open_file_descriptor_count", Gauge, Figure::count(open)));
             figures.push(("max_file_descriptor_count", Gauge, Figure::count(max_fds)));
         }
@@ -336,7 +338,7 @@ pub(super) fn monitor(shared: &Shared) -> Monitor {
             (
                 "global_sessions",
                 Gauge,
-                Figure::count(core.sessions().len()),
+                Figure::count(core.session_count()),
             ),
             // Standalone servers have no local sessions.
             ("local_sessions", Gauge, Int(0)),

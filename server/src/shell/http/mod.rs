@@ -23,7 +23,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::header::{ALLOW, CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
@@ -130,7 +130,12 @@ fn answer(
 ) -> Response<Full<Bytes>> {
     let path = request.uri().path();
     if request.method() != Method::GET && request.method() != Method::HEAD {
-        return plain(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
+        // A 405 must say which methods are allowed (RFC 9110 §15.5.6).
+        let mut response = plain(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
+        response
+            .headers_mut()
+            .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return response;
     }
     if endpoints.metrics && path == "/metrics" {
         return match metrics::scrape(shared) {
