@@ -7,7 +7,7 @@
 //! the bar.
 
 use std::borrow::Cow;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -52,9 +52,12 @@ impl Progress {
         self.bar.set_message(message);
     }
 
-    /// Prints `line` on stdout, with the bar (if any) out of the way while it does.
+    /// Prints `line` on stdout, with the bar (if any) out of the way while it does. A reader
+    /// that has gone away (`| head`) loses the line; that is not worth a panic.
     pub fn println(&self, line: &str) {
-        self.bar.suspend(|| println!("{line}"));
+        self.bar.suspend(|| {
+            let _ = writeln!(std::io::stdout().lock(), "{line}");
+        });
     }
 
     /// Clears the bar: the work is over.

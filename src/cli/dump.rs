@@ -16,7 +16,7 @@ use shepherd_client::Client;
 use super::acl::AclJson;
 use super::error::{AtPath, CliError};
 use super::output::{Data, Out, StatJson};
-use super::walk::{IN_FLIGHT, walk};
+use super::walk::{IN_FLIGHT, Node, is_system, walk};
 
 /// `shepherd dump PATH`.
 #[derive(Args, Debug)]
@@ -49,7 +49,10 @@ pub struct DumpLine {
 pub async fn dump(client: &Client, args: &DumpArgs, out: &mut Out) -> Result<(), CliError> {
     let skip_system = client.chroot().is_none();
     let nodes = walk(client, &args.path, skip_system).await?;
-    let mut lines = stream::iter(nodes.iter().filter(|n| n.path != "/"))
+    // Neither `/` nor (without a chroot) `/zookeeper` is dumped, even as the walk's own root:
+    // every server has them, so `load` could only fail on them.
+    let dumped = |n: &&Node| n.path != "/" && !(skip_system && is_system(&n.path));
+    let mut lines = stream::iter(nodes.iter().filter(dumped))
         .map(|node| async move {
             let (data, acl) = tokio::join!(client.get_data(&node.path), client.get_acl(&node.path));
             (node, data, acl)

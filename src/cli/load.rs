@@ -80,7 +80,7 @@ pub async fn load(client: &Client, args: &LoadArgs, out: &mut Out) -> Result<(),
     let mut batch: Vec<Pending> = Vec::new();
     let mut batch_bytes = 0;
     let mut line = String::new();
-    for number in 1.. {
+    for number in 1u64.. {
         line.clear();
         let read = (&mut reader)
             .take(MAX_LINE as u64 + 1)

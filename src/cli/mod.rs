@@ -155,30 +155,39 @@ pub fn main(command: &ClientCommand) -> ExitCode {
     }
 }
 
-/// Resolves on Ctrl-C (SIGINT) or SIGTERM with `Ok`, or with an error if neither can be
-/// waited for.
-async fn stop_signal() -> Result<(), CliError> {
+/// Installs the SIGINT and SIGTERM handlers at once, so that a signal sent as soon as a
+/// command announces it is waiting (`watching …`, `holding …`) stops it cleanly rather than
+/// killing it; the future resolves on the first of them.
+///
+/// # Errors
+/// [`CliError::Output`] if a handler cannot be installed.
+fn stop_signal() -> Result<impl Future<Output = ()>, CliError> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate()).map_err(CliError::Output)?;
-        tokio::select! {
-            result = tokio::signal::ctrl_c() => result.map_err(CliError::Output),
-            _ = term.recv() => Ok(()),
-        }
+        let mut interrupt = signal(SignalKind::interrupt()).map_err(CliError::Output)?;
+        let mut terminate = signal(SignalKind::terminate()).map_err(CliError::Output)?;
+        Ok(async move {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+        })
     }
     #[cfg(not(unix))]
     {
-        tokio::signal::ctrl_c().await.map_err(CliError::Output)
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
     }
 }
 
-/// Keeps the session open until a stop signal (`Ok`) or its end (`SessionExpired`…).
-async fn hold(client: &Client) -> Result<(), CliError> {
+/// Keeps the session open until `stop` (`Ok`) or the session's end (`SessionExpired`…).
+async fn hold(client: &Client, stop: impl Future<Output = ()>) -> Result<(), CliError> {
     let mut status = client.status_watch();
     let ended = status.wait_for(|s| s.state.is_terminal());
     tokio::select! {
-        stopped = stop_signal() => stopped,
+        () = stop => Ok(()),
         _ = ended => Err(client.exists("/").await.err().unwrap_or(shepherd_client::Error::Closed)).at(""),
     }
 }

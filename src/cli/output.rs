@@ -107,8 +107,16 @@ impl From<&Stat> for StatJson {
 
 /// A time in ms since the epoch, as RFC 3339 in UTC (ms precision).
 pub fn time_text(ms: i64) -> String {
-    let ms = u64::try_from(ms).unwrap_or(0);
-    humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
+    // RFC 3339 stops at year 9999 (the formatter fails past it): a later time, which only a
+    // broken or hostile server sends, is printed as the number it is.
+    const LAST_RFC3339_MS: u64 = 253_402_300_799_999;
+    match u64::try_from(ms) {
+        Ok(ms) if ms <= LAST_RFC3339_MS => {
+            humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
+        }
+        Ok(_) => format!("{ms} ms since the epoch"),
+        Err(_) => humantime::format_rfc3339_millis(UNIX_EPOCH).to_string(),
+    }
 }
 
 /// How long ago a time in ms since the epoch was, by this machine's clock (zero if later).
@@ -241,5 +249,15 @@ mod tests {
         assert_eq!(session_text(0x1000_00ab), "0x100000ab");
         let json = serde_json::to_value(StatJson::from(&Stat::default())).unwrap();
         assert!(json.get("ephemeralOwner").is_some() && json.get("numChildren").is_some());
+    }
+
+    #[test]
+    fn a_time_past_year_9999_prints_as_a_number() {
+        assert_eq!(
+            super::time_text(i64::MAX),
+            format!("{} ms since the epoch", i64::MAX)
+        );
+        assert_eq!(super::time_text(0), "1970-01-01T00:00:00.000Z");
+        assert!(super::time_text(253_402_300_799_999).starts_with("9999-12-31T23:59:59.999"));
     }
 }

@@ -49,6 +49,7 @@ pub async fn watch(client: &Client, args: &WatchArgs, out: &mut Out) -> Result<(
         AddWatchMode::Persistent
     };
     let mut watcher = client.add_watch(&args.path, mode).await.at(&args.path)?;
+    let stop = super::stop_signal()?;
     eprintln!(
         "watching {} ({}); Ctrl-C to stop",
         args.path,
@@ -58,11 +59,10 @@ pub async fn watch(client: &Client, args: &WatchArgs, out: &mut Out) -> Result<(
             "persistent"
         }
     );
-    let stop = super::stop_signal();
     tokio::pin!(stop);
     loop {
         let event = tokio::select! {
-            stopped = &mut stop => return stopped,
+            () = &mut stop => return Ok(()),
             event = watcher.next_event() => event,
         };
         let Some(event) = event else {

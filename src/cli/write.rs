@@ -120,8 +120,9 @@ pub async fn create(client: &Client, args: &CreateArgs, out: &mut Out) -> Result
     }
     if args.hold {
         out.flush()?;
+        let stop = super::stop_signal()?;
         eprintln!("holding the session; Ctrl-C to end it");
-        super::hold(client).await?;
+        super::hold(client, stop).await?;
     }
     Ok(())
 }
