@@ -179,9 +179,8 @@ async fn run<S>(
                                 }
                             } else {
                                 connected = true;
+                                // A new session's deadline wakes the ticker through `with_core`.
                                 shared.apply(|core, now| core.connect(id, &payload, now));
-                                // A new session may expire before anything the ticker waits for.
-                                shared.wake_ticker();
                                 idle = idle_timeout(&shared, id);
                             }
                             shared.stats.record_latency(op, started.elapsed().as_micros() as u64);
