@@ -47,6 +47,7 @@ mod ops;
 mod requests;
 mod responses;
 mod stat;
+pub mod txn;
 mod watch_modes;
 mod watcher_event;
 
