@@ -5,7 +5,7 @@
 //!
 //! These are the on-disk form of every write; the server's storage writes and reads them
 //! byte for byte as ZooKeeper does, so a data directory moves between the two servers. Which
-//! record follows a header is fixed by the header's `type` (docs/protocol.md §17): the decoder
+//! record follows a header is fixed by the header's `type` (docs/storage.md): the decoder
 //! needs the type, and a type with no body here is a decode error, never a guess.
 
 use crate::acl::Acl;
