@@ -83,6 +83,19 @@ pub struct Config {
     pub initial_configuration: Option<String>,
 }
 
+/// The largest `jute.maxbuffer` accepted: 256 MiB. ZooKeeper sets no bound, but each
+/// connection may hold a whole frame of this size while it is read, and its outbound queue
+/// several more, so the bound is what keeps one client's memory
+/// bounded; znodes are meant to be small (ZooKeeper's default is just under 1 MiB), and a
+/// larger setting is far more likely a typo than a need.
+pub const MAX_JUTE_BUFFER: usize = 256 << 20;
+
+/// A session timeout bound as read from `zoo.cfg` (checked to be -1..=`i32::MAX`): `None`
+/// for -1, ZooKeeper's "derive it from tickTime".
+fn session_timeout(value: i64) -> Option<u32> {
+    u32::try_from(value).ok()
+}
+
 /// ZooKeeper's Prometheus metrics provider class, whose name in `metricsProvider.className`
 /// turns `/metrics` on.
 pub const PROMETHEUS_PROVIDER: &str =
@@ -143,18 +156,39 @@ impl Config {
             let (key, value) = (key.trim(), value.trim());
             let bad = |what: &str| format!("line {}: {key}={value}: {what}", number + 1);
             let num = || value.parse::<u64>().map_err(|_| bad("expected a number"));
+            // ZooKeeper reads these with `Integer.parseInt`, which refuses what an `int`
+            // cannot hold; so do we, rather than truncate (4294967296 must not become 0).
+            let int = |min: i64| match value.parse::<i64>() {
+                Ok(n) if (min..=i64::from(i32::MAX)).contains(&n) => Ok(n),
+                _ => Err(bad(&format!(
+                    "expected a whole number from {min} to {}",
+                    i32::MAX
+                ))),
+            };
             match key {
-                "tickTime" => self.set_tick_time(Duration::from_millis(num()?)),
-                "minSessionTimeout" => min_timeout = Some(num()?),
-                "maxSessionTimeout" => max_timeout = Some(num()?),
+                "tickTime" => self.set_tick_time(Duration::from_millis(int(1)?.unsigned_abs())),
+                // -1 is ZooKeeper's "not set": 2 and 20 ticks.
+                "minSessionTimeout" => min_timeout = session_timeout(int(-1)?),
+                "maxSessionTimeout" => max_timeout = session_timeout(int(-1)?),
                 "clientPort" => {
                     self.port = value.parse().map_err(|_| bad("expected a port"))?;
                 }
                 "clientPortAddress" => {
                     self.bind = value.parse().map_err(|_| bad("expected an IP address"))?;
                 }
-                "maxClientCnxns" => self.max_client_cnxns = num()? as usize,
-                "jute.maxbuffer" => self.max_buffer = num()? as usize,
+                "maxClientCnxns" => {
+                    self.max_client_cnxns = usize::try_from(int(0)?).unwrap_or(usize::MAX);
+                }
+                "jute.maxbuffer" => {
+                    self.max_buffer = usize::try_from(num()?)
+                        .ok()
+                        .filter(|n| (1..=MAX_JUTE_BUFFER).contains(n))
+                        .ok_or_else(|| {
+                            bad(&format!(
+                                "expected a size from 1 to {MAX_JUTE_BUFFER} bytes"
+                            ))
+                        })?;
+                }
                 "4lw.commands.whitelist" => {
                     let (list, unknown) = FourLetterWhitelist::parse(value);
                     self.four_letter_words = list;
@@ -172,7 +206,9 @@ impl Config {
                     self.core.container_check_interval_ms = num()?;
                 }
                 "znode.container.maxPerMinute" => {
-                    self.core.container_max_per_minute = num()? as u32;
+                    self.core.container_max_per_minute = value
+                        .parse()
+                        .map_err(|_| bad(&format!("expected a number up to {}", u32::MAX)))?;
                 }
                 "znode.container.maxNeverUsedIntervalMs" => {
                     self.core.max_never_used_interval_ms = num()?;
@@ -226,8 +262,16 @@ impl Config {
         }
         self.initial_configuration = Some(text.to_string());
         let tick = u64::from(self.core.tick_time_ms);
-        self.core.min_session_timeout_ms = min_timeout.unwrap_or(tick * 2) as u32;
-        self.core.max_session_timeout_ms = max_timeout.unwrap_or(tick * 20) as u32;
+        let ticks = |n: u64| u32::try_from(tick * n).unwrap_or(u32::MAX);
+        let min = min_timeout.unwrap_or_else(|| ticks(2));
+        let max = max_timeout.unwrap_or_else(|| ticks(20));
+        if min > max {
+            return Err(format!(
+                "minSessionTimeout ({min}) must not be larger than maxSessionTimeout ({max})"
+            ));
+        }
+        self.core.min_session_timeout_ms = min;
+        self.core.max_session_timeout_ms = max;
         Ok(warnings)
     }
 }
@@ -258,6 +302,48 @@ mod tests {
             "the AdminServer is off by default"
         );
         assert_eq!(config.metrics_server, None, "/metrics is off by default");
+    }
+
+    #[test]
+    fn zoo_cfg_values_out_of_range_are_errors_naming_the_key() {
+        let err = |text: &str| Config::default().apply_zoo_cfg(text).unwrap_err();
+        for (text, key) in [
+            (
+                "maxSessionTimeout=4294967296",
+                "maxSessionTimeout=4294967296",
+            ),
+            (
+                "minSessionTimeout=2147483648",
+                "minSessionTimeout=2147483648",
+            ),
+            ("tickTime=0", "tickTime=0"),
+            ("tickTime=4294967297", "tickTime=4294967297"),
+            ("maxClientCnxns=-1", "maxClientCnxns=-1"),
+            ("maxClientCnxns=4294967296", "maxClientCnxns=4294967296"),
+            (
+                "znode.container.maxPerMinute=4294967296",
+                "maxPerMinute=4294967296",
+            ),
+            ("jute.maxbuffer=0", "jute.maxbuffer=0"),
+            ("jute.maxbuffer=268435457", "jute.maxbuffer=268435457"),
+            ("jute.maxbuffer=18446744073709551616", "jute.maxbuffer"),
+        ] {
+            let message = err(text);
+            assert!(message.contains(key), "{text}: {message}");
+        }
+        let message = err("minSessionTimeout=5000\nmaxSessionTimeout=4000");
+        assert!(message.contains("minSessionTimeout (5000)"), "{message}");
+
+        let mut config = Config::default();
+        config
+            .apply_zoo_cfg(&format!(
+                "jute.maxbuffer={MAX_JUTE_BUFFER}\nmaxSessionTimeout=2147483647\n\
+                 minSessionTimeout=-1\n"
+            ))
+            .expect("the largest values are accepted");
+        assert_eq!(config.max_buffer, MAX_JUTE_BUFFER);
+        assert_eq!(config.core.max_session_timeout_ms, i32::MAX as u32);
+        assert_eq!(config.core.min_session_timeout_ms, 4000, "-1 is 2 ticks");
     }
 
     #[test]

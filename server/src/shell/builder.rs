@@ -92,9 +92,17 @@ impl ServerBuilder {
         self
     }
 
-    /// `jute.maxbuffer`: the largest frame accepted (default 1,048,575).
+    /// `zookeeper.extendedTypesEnabled`: whether TTL nodes may be created. Off by default, as
+    /// on ZooKeeper 3.8, where a TTL create is then answered Unimplemented.
+    pub fn extended_types(mut self, on: bool) -> Self {
+        self.config.core.extended_types_enabled = on;
+        self
+    }
+
+    /// `jute.maxbuffer`: the largest frame accepted (default 1,048,575), kept within
+    /// 1..=[`MAX_JUTE_BUFFER`](crate::config::MAX_JUTE_BUFFER) (256 MiB).
     pub fn max_buffer(mut self, bytes: usize) -> Self {
-        self.config.max_buffer = bytes;
+        self.config.max_buffer = bytes.clamp(1, crate::config::MAX_JUTE_BUFFER);
         self
     }
 
