@@ -40,6 +40,7 @@ async fn node_deleted(peer: &mut Peer<tokio::io::DuplexStream>, path: &str) {
 async fn ttl_nodes_and_containers_go_on_the_reapers_next_run() {
     let server = Server::builder()
         .container_check_interval(INTERVAL)
+        .extended_types(true)
         .start()
         .await
         .expect("server starts");

@@ -2,10 +2,14 @@
 //! create and setACL apply, permission checks, getACL masking and whoAmI.
 //!
 //! Invariants: a connection's identities are a set in insertion order that always starts with
-//! its `ip:<address>` identity; a stored ACL has been through `fixup`, so it is non-empty and
-//! holds only `world:anyone`, `digest`, and `ip` entries (`auth` expanded at write time).
+//! its `ip:<address>` identity and never holds more than [`MAX_IDENTITIES`]; a stored ACL has
+//! been through `fixup`, so it is non-empty and holds only `world:anyone`, `digest`, and `ip`
+//! entries (`auth` expanded at write time). `fixup` is linear in the ACL's length, so a create
+//! with tens of thousands of entries costs the core one pass, not a quadratic scan.
 
+use std::collections::HashSet;
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use shepherd_protocol::{Acl, ClientInfo, Id, perms};
 
@@ -130,13 +134,17 @@ fn is_authenticated_scheme(scheme: &str) -> bool {
 
 /// `PrepRequestProcessor.fixupACL` (docs/protocol.md §12.3): dedup, reject empty, validate each entry, expand
 /// `auth` into the caller's authenticated identities. `None` means InvalidACL.
+///
+/// Duplicates go as in ZooKeeper 3.8's `removeDuplicates` (the first of equal entries stays, in
+/// the order given), but through a hash set: its list scan is quadratic, and a 1 MB request
+/// carries about 80 000 entries. Entries made by `auth` expansion are not de-duplicated, as
+/// ZooKeeper adds them after its dedup.
 pub(crate) fn fixup(acl: &[Acl], identities: &[Id]) -> Option<Vec<Acl>> {
-    let mut unique: Vec<&Acl> = Vec::with_capacity(acl.len());
-    for entry in acl {
-        if !unique.contains(&entry) {
-            unique.push(entry);
-        }
-    }
+    let mut seen: HashSet<(i32, &str, &str)> = HashSet::with_capacity(acl.len());
+    let unique: Vec<&Acl> = acl
+        .iter()
+        .filter(|e| seen.insert((e.perms, e.id.scheme.as_str(), e.id.id.as_str())))
+        .collect();
     if unique.is_empty() {
         return None;
     }
@@ -231,10 +239,58 @@ pub(crate) fn who_am_i(identities: &[Id]) -> Vec<ClientInfo> {
         .collect()
 }
 
-/// Adds an identity unless the connection already has it (identities are a set, docs/protocol.md §6.10).
-pub(crate) fn add_identity(identities: &mut Vec<Id>, id: Id) {
-    if !identities.contains(&id) {
-        identities.push(id);
+/// The most identities one connection holds, its `ip` identity included (docs/protocol.md
+/// §12.5). ZooKeeper 3.8 keeps a connection's identities in an unbounded set, so a client that
+/// authenticates in a loop with fresh credentials grows the server's memory and the cost of
+/// every permission check without end. Real clients hold one or two (a digest, perhaps
+/// `super`); 16 leaves room for any honest use and keeps each check a short scan.
+pub const MAX_IDENTITIES: usize = 16;
+
+/// A connection's identities: a set in insertion order, at most [`MAX_IDENTITIES`] long.
+///
+/// Shared behind an `Arc`, so that a request borrows them for its whole execution with a
+/// reference-count bump instead of a copy, while the core is free to change other connections;
+/// they change only on a successful auth, which copies them only if a request still holds
+/// them (it never does: requests run one at a time).
+#[derive(Debug, Clone)]
+pub(crate) struct Identities(Arc<Vec<Id>>);
+
+impl Identities {
+    /// A new connection's identities: its `ip:<address>` alone.
+    pub fn new(ip: Id) -> Identities {
+        Identities(Arc::new(vec![ip]))
+    }
+
+    /// A shared handle on the identities as they are now.
+    pub fn share(&self) -> Arc<Vec<Id>> {
+        Arc::clone(&self.0)
+    }
+
+    /// The identities, for checks.
+    pub fn as_slice(&self) -> &[Id] {
+        &self.0
+    }
+
+    /// Adds those of `ids` the connection does not already have, all or none: false, with
+    /// nothing added, when that would pass [`MAX_IDENTITIES`]. A scan of at most 16 entries
+    /// is cheaper than hashing each id, and keeps the insertion order whoAmI reports.
+    pub fn add(&mut self, ids: &[Id]) -> bool {
+        let current = self.0.as_slice();
+        let mut new: Vec<&Id> = Vec::new();
+        for id in ids {
+            if !current.contains(id) && !new.contains(&id) {
+                new.push(id);
+            }
+        }
+        if new.is_empty() {
+            return true;
+        }
+        if current.len() + new.len() > MAX_IDENTITIES {
+            return false;
+        }
+        let all = Arc::make_mut(&mut self.0);
+        all.extend(new.into_iter().cloned());
+        true
     }
 }
 

@@ -96,7 +96,7 @@ impl Core {
                 continue;
             };
             if let Some(acl) = acl
-                && !acl::allows(acl, &c.identities, perms::READ)
+                && !acl::allows(acl, c.identities.as_slice(), perms::READ)
             {
                 continue;
             }

@@ -9,9 +9,9 @@
 
 use shepherd_protocol::{
     AuthPacket, Codec, Create2Response, CreateRequest, CreateResponse, ErrorCode, ErrorResponse,
-    EventType, GetAllChildrenNumberResponse, GetEphemeralsResponse, MultiOp, MultiResponse, OpCode,
-    PathRequest, RemoveWatchesRequest, ReplyHeader, Request, RequestHeader, Response, SaslToken,
-    SetWatches2, StatResponse, WhoAmIResponse, decode_from, encode_reply, xid,
+    EventType, GetAllChildrenNumberResponse, GetEphemeralsResponse, Id, MultiOp, MultiResponse,
+    OpCode, PathRequest, RemoveWatchesRequest, ReplyHeader, Request, RequestHeader, Response,
+    SaslToken, SetWatches2, StatResponse, WhoAmIResponse, decode_from, encode_reply, xid,
 };
 
 use super::ops::OpResult;
@@ -118,12 +118,13 @@ impl Core {
         request: Request,
         now: Now,
     ) -> Vec<Action> {
-        let ids = self
+        // Shared, not copied: a reference-count bump per request, whatever the identities.
+        let shared_ids = self
             .conns
             .get(&conn)
-            .map(|c| c.identities.clone())
+            .map(|c| c.identities.share())
             .unwrap_or_default();
-        let ids = &ids[..];
+        let ids: &[Id] = &shared_ids;
         let watch = |w: bool| w.then_some(conn);
         let mut out = Vec::new();
         let create = |op: OpCode, r: CreateRequest, ttl: i64| {
@@ -309,33 +310,36 @@ impl Core {
 
     /// auth (docs/protocol.md §12.5): digest always succeeds (and may add `super`), ip is a no-op, any other
     /// scheme is AuthFailed and the connection closes. Replies carry zxid 0.
+    ///
+    /// A digest that would take the connection past [`acl::MAX_IDENTITIES`] distinct
+    /// identities is refused the way ZooKeeper refuses any failed auth: AuthFailed, then close.
+    /// Repeating an identity the connection already has is a success that adds nothing.
     fn auth(&mut self, conn: ConnId, xid: i32, body: &[u8]) -> Vec<Action> {
         let Ok(packet) = decode_from::<AuthPacket>(body) else {
             // The Java server fails to read the packet and drops the connection.
             self.drop_conn(conn);
             return vec![Action::Close(conn)];
         };
-        match packet.scheme.as_str() {
+        let added = match packet.scheme.as_str() {
             "digest" => {
                 let id = acl::digest_identity(packet.auth.as_deref().unwrap_or_default());
                 let is_super = self.config.super_digest.as_deref() == Some(id.as_str());
-                if let Some(c) = self.conns.get_mut(&conn) {
-                    acl::add_identity(&mut c.identities, shepherd_protocol::Id::new("digest", id));
-                    if is_super {
-                        acl::add_identity(
-                            &mut c.identities,
-                            shepherd_protocol::Id::new("super", ""),
-                        );
-                    }
+                let mut new = vec![Id::new("digest", id)];
+                if is_super {
+                    new.push(Id::new("super", ""));
                 }
+                self.conns
+                    .get_mut(&conn)
+                    .is_none_or(|c| c.identities.add(&new))
             }
             // The connection's ip identity is already there.
-            "ip" => {}
-            _ => {
-                self.drop_conn(conn);
-                let failed = reply(xid, 0, ErrorCode::AuthFailed, None);
-                return vec![Action::Send(conn, failed), Action::Close(conn)];
-            }
+            "ip" => true,
+            _ => false,
+        };
+        if !added {
+            self.drop_conn(conn);
+            let failed = reply(xid, 0, ErrorCode::AuthFailed, None);
+            return vec![Action::Send(conn, failed), Action::Close(conn)];
         }
         vec![Action::Send(conn, reply(xid, 0, ErrorCode::Ok, None))]
     }

@@ -27,7 +27,7 @@ impl Core {
             conn,
             Conn {
                 session: None,
-                identities: vec![ip],
+                identities: acl::Identities::new(ip),
             },
         );
     }

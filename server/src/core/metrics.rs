@@ -5,8 +5,10 @@
 //! READ-ACL filtering, versus mntr's trigger summaries, before it); its documentation says how.
 //! [`NotificationCounts`] is the delivered view by event type and session, for test controls.
 //!
-//! Invariants: counters only grow; a [`TriggerSummary`]'s `min` and `max` are 0 until its first
-//! sample and bound every sample after it.
+//! Invariants: counters only grow, except that a session's own count goes when the session
+//! ends (so the map holds live sessions only, and its memory is bounded by theirs); a
+//! [`TriggerSummary`]'s `min` and `max` are 0 until its first sample and bound every sample
+//! after it.
 
 use std::collections::BTreeMap;
 
@@ -69,7 +71,8 @@ pub struct CoreMetrics {
     pub node_changed_watch_count: u64,
     /// NodeChildrenChanged notifications sent.
     pub node_children_watch_count: u64,
-    /// Notifications sent per session (by the session of the receiving connection).
+    /// Notifications sent per live session (by the session of the receiving connection);
+    /// a session's entry goes when it ends.
     pub session_notifications: BTreeMap<SessionId, u64>,
     /// Bytes of notification payloads sent (mntr `zk_watch_bytes`; frame prefix excluded).
     pub watch_bytes: u64,
@@ -105,6 +108,12 @@ impl CoreMetrics {
         if let Some(session) = session {
             *self.session_notifications.entry(session).or_default() += 1;
         }
+    }
+
+    /// Forgets an ended session's notification count, so that the per-session map does not
+    /// grow with every session the server ever had.
+    pub(super) fn forget_session(&mut self, session: SessionId) {
+        self.session_notifications.remove(&session);
     }
 
     /// Samples one trigger that matched `matched` watchers.

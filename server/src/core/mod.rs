@@ -23,6 +23,7 @@
 pub mod acl;
 mod controls;
 mod delivery;
+mod diagnostics;
 mod dispatch;
 mod handshake;
 mod inputs;
@@ -46,8 +47,7 @@ mod watch;
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use shepherd_protocol::Id;
-
+pub use diagnostics::{SessionCursor, SessionRow, WatchCursor, WatchSummary};
 pub use metrics::{CoreMetrics, NotificationCounts, TriggerSummary};
 pub use peek::{RequestPeek, peek};
 use session::Sessions;
@@ -82,7 +82,8 @@ pub struct CoreConfig {
     pub max_session_timeout_ms: u32,
     /// `zookeeper.DigestAuthenticationProvider.superDigest`: `user:base64(sha1(user:pw))`.
     pub super_digest: Option<String>,
-    /// `zookeeper.extendedTypesEnabled`: allows TTL nodes.
+    /// `zookeeper.extendedTypesEnabled`: allows TTL nodes. Off by default, as on ZooKeeper
+    /// 3.8: a TTL create is then Unimplemented (the connection stays open).
     pub extended_types_enabled: bool,
     /// `znode.container.checkIntervalMs`.
     pub container_check_interval_ms: u64,
@@ -105,7 +106,7 @@ impl Default for CoreConfig {
             min_session_timeout_ms: 4000,
             max_session_timeout_ms: 40000,
             super_digest: None,
-            extended_types_enabled: true,
+            extended_types_enabled: false,
             container_check_interval_ms: 60_000,
             container_max_per_minute: 10_000,
             max_never_used_interval_ms: 0,
@@ -132,11 +133,12 @@ pub struct ConnInfo {
 }
 
 /// A connection the core knows: where it comes from, its session once connected, and its auth
-/// identities (which always start with `ip:<address>`, docs/protocol.md §6.10).
+/// identities (which always start with `ip:<address>`, docs/protocol.md §6.10; at most
+/// [`acl::MAX_IDENTITIES`], §12.5).
 #[derive(Debug)]
 struct Conn {
     session: Option<SessionId>,
-    identities: Vec<Id>,
+    identities: acl::Identities,
 }
 
 /// The deterministic ZooKeeper server state machine. See the module documentation; its

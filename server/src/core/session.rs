@@ -99,6 +99,14 @@ impl Sessions {
         self.map.iter()
     }
 
+    /// The sessions whose id is above `after` (all when `None`), by id: a walk that resumes
+    /// where it stopped, for the bounded slices of `dump`.
+    pub fn after(&self, after: Option<SessionId>) -> impl Iterator<Item = (&SessionId, &Session)> {
+        use std::ops::Bound::{Excluded, Unbounded};
+        self.map
+            .range((after.map_or(Unbounded, Excluded), Unbounded))
+    }
+
     /// Moves the session to the bucket for `now + timeout` (docs/protocol.md §13.1). False if it is gone.
     pub fn touch(&mut self, id: SessionId, now_ms: u64) -> bool {
         let Some(session) = self.map.get_mut(&id) else {

@@ -45,6 +45,8 @@ impl Core {
             self.remove_node(&path, &mut txn);
         }
         self.deliver(txn.fired, out);
+        // After the deliveries: the ending session's connection no longer receives any.
+        self.metrics.forget_session(id);
         if expiring && let Some(conn) = session.conn {
             out.push(Action::Close(conn));
         }

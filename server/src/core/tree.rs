@@ -251,6 +251,21 @@ impl Tree {
         self.ephemerals.get(&session).into_iter().flatten()
     }
 
+    /// A session's ephemerals that sort after `after` (all when `None`), in order: a walk
+    /// that resumes where it stopped, for the bounded slices of `dump`.
+    pub fn ephemerals_after<'a>(
+        &'a self,
+        session: SessionId,
+        after: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a String> {
+        use std::ops::Bound::{Excluded, Unbounded};
+        let from = after.map_or(Unbounded, Excluded);
+        self.ephemerals
+            .get(&session)
+            .into_iter()
+            .flat_map(move |set| set.range::<str, _>((from, Unbounded)))
+    }
+
     pub fn ephemerals_count(&self) -> usize {
         self.ephemerals.values().map(BTreeSet::len).sum()
     }

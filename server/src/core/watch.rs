@@ -2,8 +2,10 @@
 //! each table **one mode per (connection, path)**, the last registration overwriting the
 //! previous one (docs/protocol.md §9.4).
 //!
-//! Invariants: `by_path` and `by_conn` describe the same set of (connection, path) pairs;
-//! `recursive` counts the recursive entries, so ancestors are only walked when one exists.
+//! Invariants: `by_path` and `by_conn` describe the same set of (connection, path) pairs and
+//! hold no empty entry; `total` counts those pairs, so the figures mntr and `wchs` print are
+//! read without walking the tables; `recursive` counts the recursive entries, so ancestors are
+//! only walked when one exists.
 //! Triggering returns each matching connection once (docs/protocol.md §9.3) and consumes one-shot watches
 //! whether or not the event is later filtered out by ACL (docs/protocol.md §9.9); delivery is the caller's job.
 
@@ -30,6 +32,8 @@ pub(crate) enum Mode {
 pub(crate) struct WatchTable {
     by_path: HashMap<String, BTreeMap<ConnId, Mode>>,
     by_conn: HashMap<ConnId, BTreeSet<String>>,
+    /// (connection, path) registrations, kept up to date by every change.
+    total: usize,
     recursive: usize,
 }
 
@@ -45,6 +49,9 @@ impl WatchTable {
             .get_mut(path)
             .expect("inserted above")
             .insert(conn, mode);
+        if old.is_none() {
+            self.total += 1;
+        }
         if old == Some(Mode::Recursive) {
             self.recursive -= 1;
         }
@@ -68,6 +75,7 @@ impl WatchTable {
         if watchers.is_empty() {
             self.by_path.remove(path);
         }
+        self.total -= 1;
         if mode == Mode::Recursive {
             self.recursive -= 1;
         }
@@ -109,7 +117,11 @@ impl WatchTable {
     pub fn remove_conn(&mut self, conn: ConnId) {
         for path in self.by_conn.remove(&conn).unwrap_or_default() {
             if let Some(watchers) = self.by_path.get_mut(&path) {
-                if watchers.remove(&conn) == Some(Mode::Recursive) {
+                let removed = watchers.remove(&conn);
+                if removed.is_some() {
+                    self.total -= 1;
+                }
+                if removed == Some(Mode::Recursive) {
                     self.recursive -= 1;
                 }
                 if watchers.is_empty() {
@@ -148,6 +160,7 @@ impl WatchTable {
                 self.by_path.remove(path);
             }
         }
+        self.total -= consumed.len();
         for conn in consumed {
             if let Some(paths) = self.by_conn.get_mut(&conn) {
                 paths.remove(path);
@@ -171,9 +184,40 @@ impl WatchTable {
         hit
     }
 
-    /// Number of (connection, path) registrations.
+    /// Number of (connection, path) registrations, from a counter.
     pub fn count(&self) -> usize {
-        self.by_path.values().map(BTreeMap::len).sum()
+        self.total
+    }
+
+    /// Number of paths with at least one registration.
+    pub fn path_count(&self) -> usize {
+        self.by_path.len()
+    }
+
+    /// Number of connections with at least one registration.
+    pub fn conn_count(&self) -> usize {
+        self.by_conn.len()
+    }
+
+    /// The connections with at least one registration, in no particular order.
+    pub fn conns(&self) -> impl Iterator<Item = ConnId> + '_ {
+        self.by_conn.keys().copied()
+    }
+
+    /// Up to `max` of one connection's watched paths that sort after `after` (all of them from
+    /// the first when `None`), in order: a bounded slice of a walk that resumes where the last
+    /// slice ended, whatever changed in between.
+    pub fn paths_of_after(&self, conn: ConnId, after: Option<&str>, max: usize) -> Vec<String> {
+        use std::ops::Bound::{Excluded, Unbounded};
+        let Some(paths) = self.by_conn.get(&conn) else {
+            return Vec::new();
+        };
+        let from = after.map_or(Unbounded, Excluded);
+        paths
+            .range::<str, _>((from, Unbounded))
+            .take(max)
+            .cloned()
+            .collect()
     }
 
     /// Every (connection, path) registration, with its mode.
@@ -228,5 +272,34 @@ mod tests {
         assert_eq!(t.recursive, 0);
         assert!(t.remove("/a/b", 2));
         assert!(!t.remove("/a/b", 2));
+    }
+
+    /// The counter agrees with a walk of the table after every kind of change.
+    #[test]
+    fn counters_follow_every_change() {
+        fn walked(t: &WatchTable) -> usize {
+            t.by_path.values().map(BTreeMap::len).sum()
+        }
+        let mut t = WatchTable::default();
+        t.add("/a", 1, Mode::Standard);
+        t.add("/a", 1, Mode::Persistent);
+        t.add("/a", 2, Mode::Standard);
+        t.add("/b", 1, Mode::Recursive);
+        t.add("/b/c", 3, Mode::Standard);
+        assert_eq!((t.count(), t.path_count(), t.conn_count()), (4, 3, 3));
+        assert_eq!(t.count(), walked(&t));
+        t.trigger("/a", NodeDataChanged);
+        assert_eq!((t.count(), walked(&t)), (3, 3));
+        assert!(t.remove("/b/c", 3));
+        assert_eq!((t.count(), walked(&t), t.conn_count()), (2, 2, 1));
+        t.remove_conn(1);
+        assert_eq!((t.count(), t.path_count(), t.conn_count()), (0, 0, 0));
+        t.add("/x", 5, Mode::Standard);
+        t.add("/y", 5, Mode::Standard);
+        t.add("/z", 5, Mode::Standard);
+        assert_eq!(t.paths_of_after(5, Option::None, 2), ["/x", "/y"]);
+        assert_eq!(t.paths_of_after(5, Some("/y"), 2), ["/z"]);
+        assert!(t.paths_of_after(5, Some("/z"), 2).is_empty());
+        assert!(t.paths_of_after(6, Option::None, 2).is_empty());
     }
 }

@@ -1,7 +1,9 @@
 //! Four-letter words (docs/protocol.md §14): the text each admin command prints, in ZooKeeper's formats, so that
 //! `zkServer.sh status`, monitoring agents and Prometheus exporters read Shepherd unchanged.
 //!
-//! Everything here reads state; only `crst` and `srst` reset counters. The whitelist rule is
+//! Everything here reads state; only `crst` and `srst` reset counters. The reading is
+//! `report.rs`'s: counters for single figures, bounded slices for lists, nothing walked or
+//! read from disk under the core lock. The whitelist rule is
 //! ZooKeeper's: a known word that is not whitelisted answers a fixed sentence.
 
 use std::fmt::Write;
@@ -69,14 +71,13 @@ fn write_word(shared: &Shared, word: FourLetterWord, out: &mut String) -> std::f
             }
         }
         FourLetterWord::Wchs => {
-            let watches = report::watches(shared);
+            let summary = report::watch_summary(shared);
             writeln!(
                 out,
                 "{} connections watching {} paths",
-                watches.connections,
-                watches.by_path.len()
+                summary.connections, summary.paths
             )?;
-            writeln!(out, "Total watches:{}", watches.total)?;
+            writeln!(out, "Total watches:{}", summary.total)?;
         }
         FourLetterWord::Wchc => {
             for (session, paths) in report::watches(shared).by_session {

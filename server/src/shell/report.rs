@@ -3,7 +3,10 @@
 //! shows the same numbers under ZooKeeper's names and each only chooses its format.
 //!
 //! Invariants: gathering only reads (the core through [`Shared::query`], never holding its lock
-//! while rendering); figures that come from one read of the core agree with each other.
+//! while rendering); figures that come from one read of the core agree with each other. Under
+//! the core lock there is no file-system read and no walk of the state: single figures come
+//! from counters the core keeps up to date, and the words that list state (`cons`, `wchc`,
+//! `wchp`, `dump`) read it in slices of at most [`SLICE`] items, one short read each.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -13,7 +16,12 @@ use shepherd_protocol::OpCode;
 
 use super::latency::LatencyReading;
 use super::router::Shared;
-use crate::core::TriggerSummary;
+use crate::core::{TriggerSummary, WatchSummary};
+
+/// The most items one read of the core lists for the words that walk state: at most a few
+/// hundred microseconds of copying under the lock, while a walk of a million watches still
+/// takes only a thousand reads.
+pub(super) const SLICE: usize = 1024;
 
 /// The version we report: ZooKeeper's, so clients that gate features on it enable all of 3.8,
 /// and only `[A-Za-z0-9.-]` so that strict parsers (go-zookeeper's) accept it.
@@ -74,7 +82,7 @@ pub(super) fn server_summary(shared: &Shared) -> ServerSummary {
         min_latency,
         avg_latency,
         max_latency,
-        connections: shared.connection_stats().len(),
+        connections: shared.connection_count(),
         zxid,
         node_count: nodes + 1,
         uptime_ms: u64::try_from(shared.uptime().as_millis()).unwrap_or(u64::MAX),
@@ -97,15 +105,15 @@ pub(super) struct ConnectionRow {
 
 pub(super) fn connections(shared: &Shared) -> Vec<ConnectionRow> {
     let conns = shared.connection_stats();
-    let sessions: Vec<_> = shared.query(|core| {
-        conns
-            .iter()
-            .map(|(id, _)| {
+    let mut sessions = Vec::with_capacity(conns.len());
+    for slice in conns.chunks(SLICE) {
+        shared.query(|core| {
+            sessions.extend(slice.iter().map(|(id, _)| {
                 let session = core.connection_session(*id)?;
                 Some((session, core.session_timeout(session).unwrap_or(0)))
-            })
-            .collect()
-    });
+            }));
+        });
+    }
     conns
         .into_iter()
         .zip(sessions)
@@ -147,27 +155,25 @@ fn short_op_name(op: OpCode) -> &'static str {
     }
 }
 
-/// The data-table watches, by session and by path (`wchs`, `wchc`, `wchp`; docs/protocol.md
-/// §14.3).
+/// The data-table watch figures (`wchs`, `watch_summary`; docs/protocol.md §14.3), from the
+/// core's counters.
+pub(super) fn watch_summary(shared: &Shared) -> WatchSummary {
+    shared.query(|core| core.data_watch_summary())
+}
+
+/// The data-table watches, by session and by path (`wchc`, `wchp`; docs/protocol.md §14.3).
 #[derive(Debug, Clone, Default)]
 pub(super) struct Watches {
     pub by_session: BTreeMap<i64, Vec<String>>,
     pub by_path: BTreeMap<String, Vec<i64>>,
-    pub connections: usize,
-    pub total: usize,
 }
 
+/// Reads the data-table watches a slice at a time (see [`SLICE`]).
 pub(super) fn watches(shared: &Shared) -> Watches {
-    let all = shared.query(|core| core.data_watches());
-    let mut out = Watches {
-        total: all.len(),
-        connections: all
-            .iter()
-            .map(|w| w.0)
-            .collect::<std::collections::BTreeSet<_>>()
-            .len(),
-        ..Watches::default()
-    };
+    let mut cursor = shared.query(|core| core.data_watch_cursor());
+    let mut all = Vec::new();
+    while !shared.query(|core| core.data_watch_slice(&mut cursor, SLICE, &mut all)) {}
+    let mut out = Watches::default();
     for (_, session, path) in all {
         out.by_session
             .entry(session)
@@ -187,13 +193,19 @@ pub(super) struct SessionDump {
     pub ephemerals: BTreeMap<i64, Vec<String>>,
 }
 
+/// Reads the sessions and their ephemerals a slice at a time (see [`SLICE`]).
 pub(super) fn session_dump(shared: &Shared) -> SessionDump {
+    let mut cursor = crate::core::SessionCursor::default();
+    let (mut sessions, mut ephemerals) = (Vec::new(), Vec::new());
+    while !shared
+        .query(|core| core.session_slice(&mut cursor, SLICE, &mut sessions, &mut ephemerals))
+    {}
     let mut out = SessionDump::default();
-    for s in shared.query(|core| core.sessions()) {
-        out.expiry.entry(s.expires_at_ms).or_default().push(s.id);
-        if !s.ephemerals.is_empty() {
-            out.ephemerals.insert(s.id, s.ephemerals);
-        }
+    for (id, expires_at) in sessions {
+        out.expiry.entry(expires_at).or_default().push(id);
+    }
+    for (id, path) in ephemerals {
+        out.ephemerals.entry(id).or_default().push(path);
     }
     out
 }
@@ -292,7 +304,7 @@ pub(super) fn monitor(shared: &Shared) -> Monitor {
     let (min, avg, max) = shared.stats.latency_ms();
     let packets_received = shared.stats.packets_received.load(Relaxed);
     let packets_sent = shared.stats.packets_sent.load(Relaxed);
-    let connections = shared.connection_stats().len();
+    let connections = shared.connection_count();
     let uptime = shared.uptime().as_millis();
     // Read from /proc before the core lock is taken: no file-system reads under it.
     let fds = file_descriptors();

@@ -239,6 +239,11 @@ impl Shared {
         all
     }
 
+    /// How many connections are live, without copying the table.
+    pub(crate) fn connection_count(&self) -> usize {
+        self.router.conns.lock().len()
+    }
+
     /// How long the server has been running.
     pub(crate) fn uptime(&self) -> Duration {
         self.started.elapsed()

@@ -15,9 +15,11 @@ mod virtual_time;
 use shepherd_server::{Server, ServerHandle};
 use shepherd_testkit::Peer;
 
+/// A server with every four-letter word and TTL nodes (off by default, as on ZooKeeper).
 async fn server() -> ServerHandle {
     Server::builder()
         .all_four_letter_words()
+        .extended_types(true)
         .start()
         .await
         .expect("server starts")

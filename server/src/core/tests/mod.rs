@@ -5,6 +5,7 @@ mod acl_auth;
 mod basics;
 mod controls;
 mod errors;
+mod hardening;
 mod multi;
 mod props;
 mod reaper;
@@ -143,8 +144,13 @@ pub(super) fn all_events(actions: &[Action]) -> Vec<(ConnId, EventType, String)>
 }
 
 impl H {
+    /// A core with TTL nodes enabled (`zookeeper.extendedTypesEnabled=true`), as the real
+    /// ZooKeeper the tests are checked against runs; [`CoreConfig::default`] has them off.
     pub fn new() -> H {
-        H::with(CoreConfig::default())
+        H::with(CoreConfig {
+            extended_types_enabled: true,
+            ..CoreConfig::default()
+        })
     }
 
     pub fn with(config: CoreConfig) -> H {

@@ -11,6 +11,7 @@ fn container(path: &str) -> Request {
 fn fast() -> CoreConfig {
     CoreConfig {
         container_check_interval_ms: 1000,
+        extended_types_enabled: true,
         ..CoreConfig::default()
     }
 }

@@ -129,10 +129,10 @@ pub(super) fn run(shared: &Shared, name: &str) -> Value {
             out.insert("current_config".into(), json!({}));
         }
         "watch_summary" => {
-            let watches = report::watches(shared);
-            out.insert("num_connections".into(), json!(watches.connections));
-            out.insert("num_paths".into(), json!(watches.by_path.len()));
-            out.insert("num_total_watches".into(), json!(watches.total));
+            let summary = report::watch_summary(shared);
+            out.insert("num_connections".into(), json!(summary.connections));
+            out.insert("num_paths".into(), json!(summary.paths));
+            out.insert("num_total_watches".into(), json!(summary.total));
         }
         "watches" => {
             let by_session: Map<_, _> = report::watches(shared)
