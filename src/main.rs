@@ -86,6 +86,12 @@ fn main() -> ExitCode {
         Command::Bench {
             bench: bench::Bench::Herd(args),
         } => bench::herd::main(&args),
+        Command::Bench {
+            bench: bench::Bench::Load(args),
+        } => bench::load::main(&args),
+        Command::Bench {
+            bench: bench::Bench::Scale(args),
+        } => bench::scale::main(&args),
         Command::Client(command) => cli::main(&command),
     }
 }
