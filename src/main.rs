@@ -60,6 +60,11 @@ enum Command {
         #[command(subcommand)]
         bench: bench::Bench,
     },
+    /// Run a soak: a long randomized fault-injection run with safety checks.
+    Soak {
+        #[command(subcommand)]
+        soak: bench::soak::Soak,
+    },
     #[command(flatten)]
     Client(cli::ClientCommand),
 }
@@ -69,7 +74,7 @@ fn main() -> ExitCode {
     // A benchmark opens and closes thousands of sessions: only problems are worth printing.
     let default_level = match cli.command {
         Command::Serve { .. } => "info",
-        Command::Bench { .. } => "warn",
+        Command::Bench { .. } | Command::Soak { .. } => "warn",
         // A client command prints its own errors; the client's logs would only repeat them.
         Command::Client(_) => "error",
     };
@@ -92,6 +97,7 @@ fn main() -> ExitCode {
         Command::Bench {
             bench: bench::Bench::Scale(args),
         } => bench::scale::main(&args),
+        Command::Soak { soak } => bench::soak::main(&soak),
         Command::Client(command) => cli::main(&command),
     }
 }

@@ -4,6 +4,7 @@
 pub mod herd;
 pub mod load;
 pub mod scale;
+pub mod soak;
 pub mod target;
 
 use clap::Subcommand;
