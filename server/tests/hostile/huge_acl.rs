@@ -1,0 +1,50 @@
+//! A create of about 1 MB carrying 80 000 distinct ACL entries: before any permission check,
+//! ZooKeeper's duplicate removal scans the list once per entry (3.2 × 10⁹ comparisons here).
+//! Shepherd's is one pass, so the request is answered (InvalidACL: the entries have no scheme,
+//! as ZooKeeper answers too) and the bystander is served as before. How long the core lock is
+//! held for it is measured by a benchmark, not asserted.
+
+use shepherd_protocol::{Acl, CreateMode, CreateRequest, Id, Request};
+
+use super::{bystander_is_served, err, send, server, session};
+
+/// 80 000 entries of 12 bytes each (perms, and two empty strings): 960 000 bytes, under the
+/// default `jute.maxbuffer` of 1 048 575, all distinct by their permission bits.
+pub(crate) fn huge_acl_create(path: &str) -> Request {
+    let acl = (0..80_000)
+        .map(|perms| Acl {
+            perms,
+            id: Id::new("", ""),
+        })
+        .collect();
+    Request::Create(CreateRequest {
+        path: path.into(),
+        data: None,
+        acl,
+        flags: CreateMode::Persistent.into(),
+    })
+}
+
+#[tokio::test]
+async fn a_create_with_80_000_acl_entries_is_answered_and_others_are_served() {
+    let server = server().await;
+    let mut attacker = session(&server).await;
+    let mut bystander = session(&server).await;
+    for round in 0..5 {
+        send(&mut attacker, &huge_acl_create(&format!("/huge{round}"))).await;
+    }
+    for round in 0..5 {
+        let reply = attacker
+            .next()
+            .await
+            .expect("an answer to each huge create");
+        assert_eq!(err(&reply), -114, "InvalidACL, round {round}");
+        bystander_is_served(&mut bystander, &format!("/by{round}")).await;
+    }
+    // The attacker's session is fine; it was only told no.
+    let ok = attacker
+        .call(&shepherd_testkit::exists("/by0", false))
+        .await;
+    assert_eq!(err(&ok), 0);
+    server.shutdown().await;
+}
