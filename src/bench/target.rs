@@ -73,7 +73,9 @@ impl Target {
     }
 
     /// Starts `shepherd serve --port 0 ARGS…` (this very executable) as a child and waits for
-    /// its `shepherd listening on ADDR` line.
+    /// its `shepherd listening on ADDR` line. Unless ARGS has its own `--config`, the child
+    /// reads a zoo.cfg of `maxClientCnxns=0` (written to the temporary directory), since every
+    /// session of a benchmark comes from one address.
     ///
     /// # Errors
     /// [`Error::Io`] when it cannot be started or exits before listening.
@@ -83,8 +85,19 @@ impl Target {
             move |source| Error::Io { what, source }
         };
         let exe = std::env::current_exe().map_err(io("find the shepherd executable"))?;
-        let mut child = Command::new(exe)
-            .args(["serve", "--port", "0"])
+        let mut command = Command::new(exe);
+        command.args(["serve", "--port", "0"]);
+        if !args
+            .iter()
+            .any(|a| a == "--config" || a.starts_with("--config="))
+        {
+            let config =
+                std::env::temp_dir().join(format!("shepherd-bench-{}.cfg", std::process::id()));
+            std::fs::write(&config, "maxClientCnxns=0\n")
+                .map_err(io(&format!("write {}", config.display())))?;
+            command.arg("--config").arg(config);
+        }
+        let mut child = command
             .args(args)
             // Only problems: a benchmark opens thousands of sessions.
             .env("RUST_LOG", "warn")
