@@ -22,6 +22,7 @@
 pub mod config;
 pub mod core;
 mod shell;
+pub mod storage;
 
 pub use config::{Config, FourLetterWhitelist};
 pub use shell::{

@@ -1,0 +1,103 @@
+//! [`StorageError`]: why a data directory could not be opened or recovered. Every variant names
+//! the file or directory involved, so that the message alone tells an operator where to look.
+
+use std::io;
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+use super::log_reader::TornTail;
+use super::recovery::SkippedSnapshot;
+
+/// Why a data directory could not be opened, recovered, purged, or its secret read.
+#[derive(Debug, Error)]
+pub enum StorageError {
+    /// An I/O error on a path.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+    /// A directory that cannot be created or written to.
+    #[error("cannot write to data directory {}: {source}", path.display())]
+    NotWritable {
+        /// The directory.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+    /// Another process (another server) holds the directory's lock file.
+    #[error(
+        "data directory {} is in use by another server (it holds the lock on {})",
+        dir.display(),
+        lock.display()
+    )]
+    Locked {
+        /// The data (or data log) directory.
+        dir: PathBuf,
+        /// Its lock file.
+        lock: PathBuf,
+    },
+    /// Logs and snapshots in the wrong directories, as ZooKeeper's `FileTxnSnapLog` refuses.
+    #[error("{}: {what}; check that dataDir and dataLogDir are the right way round", dir.display())]
+    Misplaced {
+        /// The directory.
+        dir: PathBuf,
+        /// What was found there.
+        what: &'static str,
+    },
+    /// Snapshot files exist but none reads completely with matching checksums.
+    #[error("no valid snapshot in {}: {}", dir.display(), skipped_list(skipped))]
+    NoValidSnapshot {
+        /// The snapshot directory.
+        dir: PathBuf,
+        /// Each snapshot tried, and why it was rejected.
+        skipped: Vec<SkippedSnapshot>,
+    },
+    /// A log file other than the last is damaged: cutting it would drop the later files'
+    /// transactions, so recovery stops and leaves the choice to the operator.
+    #[error(
+        "transaction log {tail} is damaged and {} later log file(s) follow it; \
+         move the damaged file's later files away or restore from a backup",
+        tail.later_files.len()
+    )]
+    CorruptLog {
+        /// Where reading stopped.
+        tail: TornTail,
+    },
+    /// The secret file exists but is not 32 bytes.
+    #[error("secret file {} holds {len} bytes, not 32", path.display())]
+    BadSecret {
+        /// The file.
+        path: PathBuf,
+        /// Its length.
+        len: u64,
+    },
+    /// The sink refused a logged transaction.
+    #[error("replaying the transaction at zxid {zxid:#x}: {source}")]
+    Replay {
+        /// The transaction's zxid.
+        zxid: i64,
+        /// The sink's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+fn skipped_list(skipped: &[SkippedSnapshot]) -> String {
+    skipped
+        .iter()
+        .map(|s| format!("{} ({})", s.path.display(), s.reason))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Attaches a path to an I/O error.
+pub(super) fn at(path: impl Into<PathBuf>) -> impl FnOnce(io::Error) -> StorageError {
+    let path = path.into();
+    move |source| StorageError::Io { path, source }
+}

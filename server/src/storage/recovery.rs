@@ -1,0 +1,203 @@
+//! [`recover`]: a data directory's state handed to a [`RecoverySink`], as ZooKeeper 3.8's
+//! `FileTxnSnapLog.restore` and `FileSnap.deserialize` rebuild it (docs/storage.md, "Recovery").
+//!
+//! Order: the newest snapshot that reads completely with matching seals; a snapshot that fails
+//! (short, damaged, compressed, or refused by the sink) is logged and skipped, and the next
+//! older one is loaded into a fresh sink from `make_sink`, since a sink may have taken part of
+//! the bad one. Then every logged transaction after the snapshot's zxid, in order. A torn tail
+//! of the last log file is cut (logged as a warning); a damaged file with later files after it
+//! is an error, since cutting it would silently drop acknowledged writes.
+//!
+//! Invariants: the sink sees sessions, ACLs and nodes only from one snapshot, then exactly one
+//! `snapshot_done`, then transactions in strictly increasing zxid order; a directory without
+//! any snapshot file recovers from its logs alone, starting at zxid 0 (an empty directory is
+//! the sink's fresh state); snapshot files that all fail are an error, never an empty tree.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use shepherd_protocol::Acl;
+use shepherd_protocol::txn::TxnEntry;
+
+use super::data_dir::DataDir;
+use super::error::{StorageError, at};
+use super::log_reader::{TornTail, read_logs, truncate_torn_tail};
+use super::names::is_compressed_snapshot;
+use super::snapshot_reader::{SnapshotNode, SnapshotReader, ZxidDigest};
+
+/// Receives recovered state. Errors from the snapshot methods reject that snapshot (recovery
+/// falls back to an older one); an error from [`RecoverySink::txn`] stops recovery.
+pub trait RecoverySink {
+    /// The sink's own error.
+    type Error: std::error::Error + Send + Sync + 'static;
+
+    /// A session from the snapshot: its id and negotiated timeout.
+    fn session(&mut self, id: i64, timeout_ms: i32) -> Result<(), Self::Error>;
+
+    /// An entry of the snapshot's ACL cache.
+    fn acl(&mut self, id: i64, acl: Vec<Acl>) -> Result<(), Self::Error>;
+
+    /// A node, parents before children; the root's path is `""`.
+    fn node(&mut self, node: SnapshotNode) -> Result<(), Self::Error>;
+
+    /// The snapshot is complete and its seals check out. `zxid` is the snapshot's (0 when
+    /// there was none); `digest` the tree digest it recorded, if any.
+    fn snapshot_done(&mut self, zxid: i64, digest: Option<ZxidDigest>) -> Result<(), Self::Error>;
+
+    /// A logged transaction after the snapshot.
+    fn txn(&mut self, entry: &TxnEntry) -> Result<(), Self::Error>;
+}
+
+/// A snapshot recovery did not use, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedSnapshot {
+    /// The file.
+    pub path: PathBuf,
+    /// What was wrong with it.
+    pub reason: String,
+}
+
+/// What [`recover`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// The snapshot loaded: its zxid and file.
+    pub snapshot: Option<(i64, PathBuf)>,
+    /// Newer snapshots that were skipped, newest first.
+    pub skipped: Vec<SkippedSnapshot>,
+    /// Transactions replayed after the snapshot.
+    pub txns_replayed: u64,
+    /// The torn tail that was cut off the last log file.
+    pub tail_cut: Option<TornTail>,
+    /// The zxid of the recovered state (the last transaction replayed, or the snapshot's).
+    pub last_zxid: i64,
+}
+
+impl fmt::Display for RecoveryReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.snapshot {
+            Some((zxid, path)) => write!(f, "snapshot {} (zxid {zxid:#x})", path.display())?,
+            None => write!(f, "no snapshot")?,
+        }
+        write!(
+            f,
+            ", {} transaction(s) replayed, last zxid {:#x}",
+            self.txns_replayed, self.last_zxid
+        )?;
+        if !self.skipped.is_empty() {
+            write!(f, ", {} snapshot(s) skipped", self.skipped.len())?;
+        }
+        if let Some(tail) = &self.tail_cut {
+            write!(f, ", torn tail cut: {tail}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Recovers `dir` into a sink; see the module docs.
+///
+/// Blocking (file I/O); run it before serving or off the async runtime.
+///
+/// # Errors
+/// [`StorageError::NoValidSnapshot`] when snapshot files exist and none is usable;
+/// [`StorageError::CorruptLog`] for a damaged log file with later files after it;
+/// [`StorageError::Replay`] when the sink refuses a transaction; [`StorageError::Io`] for
+/// directories or files that cannot be read, or a tail that cannot be cut.
+pub fn recover<S: RecoverySink>(
+    dir: &DataDir,
+    mut make_sink: impl FnMut() -> S,
+) -> Result<(S, RecoveryReport), StorageError> {
+    let mut report = RecoveryReport::default();
+    let snapshots = dir.snapshots().map_err(at(dir.snap_dir()))?;
+    let mut loaded = None;
+    for (zxid, path) in snapshots.iter().rev() {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let result = if is_compressed_snapshot(name) {
+            Err("compressed snapshots are not supported".to_owned())
+        } else {
+            let mut sink = make_sink();
+            load_snapshot(&mut sink, path, *zxid).map(|()| sink)
+        };
+        match result {
+            Ok(sink) => {
+                loaded = Some((sink, *zxid, path.clone()));
+                break;
+            }
+            Err(reason) => {
+                tracing::warn!(path = %path.display(), %reason, "skipping snapshot");
+                report.skipped.push(SkippedSnapshot {
+                    path: path.clone(),
+                    reason,
+                });
+            }
+        }
+    }
+    let (mut sink, snap_zxid) = match loaded {
+        Some((sink, zxid, path)) => {
+            report.snapshot = Some((zxid, path));
+            (sink, zxid)
+        }
+        None if !snapshots.is_empty() => {
+            return Err(StorageError::NoValidSnapshot {
+                dir: dir.snap_dir().to_path_buf(),
+                skipped: report.skipped,
+            });
+        }
+        None => {
+            let mut sink = make_sink();
+            sink.snapshot_done(0, None)
+                .map_err(|e| StorageError::Replay {
+                    zxid: 0,
+                    source: Box::new(e),
+                })?;
+            (sink, 0)
+        }
+    };
+    report.last_zxid = snap_zxid;
+    let mut reader = read_logs(dir.log_dir(), snap_zxid).map_err(at(dir.log_dir()))?;
+    for entry in reader.by_ref() {
+        let entry = entry.map_err(at(dir.log_dir()))?;
+        let zxid = entry.header.zxid;
+        sink.txn(&entry).map_err(|e| StorageError::Replay {
+            zxid,
+            source: Box::new(e),
+        })?;
+        report.txns_replayed += 1;
+        report.last_zxid = zxid;
+    }
+    if let Some(tail) = reader.torn_tail() {
+        if !tail.later_files.is_empty() {
+            return Err(StorageError::CorruptLog { tail: tail.clone() });
+        }
+        tracing::warn!(%tail, "cutting the torn tail of the transaction log");
+        truncate_torn_tail(tail).map_err(at(&tail.path))?;
+        report.tail_cut = Some(tail.clone());
+    }
+    Ok((sink, report))
+}
+
+/// Feeds one snapshot to a sink; the error is the reason to skip it.
+fn load_snapshot<S: RecoverySink>(
+    sink: &mut S,
+    path: &std::path::Path,
+    zxid: i64,
+) -> Result<(), String> {
+    let mut reader = SnapshotReader::open(path).map_err(|e| e.to_string())?;
+    for &(id, timeout) in reader.sessions() {
+        sink.session(id, timeout)
+            .map_err(|e| format!("session {id:#x} refused: {e}"))?;
+    }
+    for (id, acl) in reader.acls() {
+        sink.acl(*id, acl.clone())
+            .map_err(|e| format!("ACL {id} refused: {e}"))?;
+    }
+    while let Some(node) = reader.next_node().map_err(|e| e.to_string())? {
+        let node_path = node.path.clone();
+        sink.node(node)
+            .map_err(|e| format!("node {node_path:?} refused: {e}"))?;
+    }
+    sink.snapshot_done(zxid, reader.digest())
+        .map_err(|e| format!("refused: {e}"))
+}
