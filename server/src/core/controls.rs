@@ -23,10 +23,19 @@ impl Core {
         self.zxid = zxid;
     }
 
+    /// Restarts every session's timeout from `now`, as a server restart does: each expires a
+    /// full timeout later unless its client comes back first.
+    pub fn rearm_sessions(&mut self, now: Now) {
+        let ids: Vec<_> = self.sessions.iter().map(|(id, _)| *id).collect();
+        for id in ids {
+            self.sessions.touch(id, now.mono_ms);
+        }
+    }
+
     /// Sets a node's create counter C, which names its next sequential child (docs/protocol.md §8.1) and shows
     /// in its cversion. False if the node does not exist.
     pub fn set_sequence_counter(&mut self, path: &str, value: i32) -> bool {
-        self.tree.get_mut(path).map(|n| n.creates = value).is_some()
+        self.tree.update(path, |n| n.creates = value)
     }
 
     /// Every node with its Stat, sorted by path (`/zookeeper` and its children included).

@@ -7,6 +7,7 @@
 //! it; a request's notifications precede its reply in the returned actions (docs/protocol.md §9.6); a `Close`
 //! is always the last action for its connection, and the connection is forgotten with it.
 
+use shepherd_protocol::txn::{ErrorTxn, TxnBody};
 use shepherd_protocol::{
     AuthPacket, Codec, Create2Response, CreateRequest, CreateResponse, ErrorCode, ErrorResponse,
     EventType, GetAllChildrenNumberResponse, GetEphemeralsResponse, Id, MultiOp, MultiResponse,
@@ -14,6 +15,7 @@ use shepherd_protocol::{
     SaslToken, SetWatches2, StatResponse, WhoAmIResponse, decode_from, encode_reply, xid,
 };
 
+use super::log::ERROR_TYPE;
 use super::ops::OpResult;
 use super::txn::Txn;
 use super::watch::Mode;
@@ -79,9 +81,13 @@ impl Core {
         match Request::decode(op, &mut body) {
             Ok(request) => self.execute(conn, session, xid, request, now),
             Err(_) => {
-                // An undecodable body is MarshallingError; a write still takes its zxid (docs/protocol.md §3.3).
+                // An undecodable body is MarshallingError; a write still takes its zxid (docs/protocol.md §3.3)
+                // and is logged as an error txn without a digest (ZooKeeper fails it while
+                // deserializing, before any digest is prepared).
                 if op.is_write() {
                     self.zxid += 1;
+                    let txn = Txn::new(self.zxid, now.wall_ms, session, xid, false);
+                    self.log_error(&txn, ErrorCode::MarshallingError.into());
                 }
                 vec![Action::Send(
                     conn,
@@ -91,17 +97,20 @@ impl Core {
         }
     }
 
-    /// Runs one write as a txn with the next zxid; its events are delivered only on success.
+    /// Runs one write as a txn with the next zxid, and logs it; its events are delivered only
+    /// on success.
     fn write<T>(
         &mut self,
-        session: SessionId,
+        (session, xid): (SessionId, i32),
         now: Now,
         out: &mut Vec<Action>,
         op: impl FnOnce(&mut Core, &mut Txn) -> OpResult<T>,
     ) -> OpResult<T> {
         self.zxid += 1;
-        let mut txn = Txn::new(self.zxid, now.wall_ms, session);
+        let mut txn = Txn::new(self.zxid, now.wall_ms, session, xid, self.config.log_txns);
         let result = op(self, &mut txn);
+        let logged = result.as_ref().map(|_| ()).map_err(|code| i32::from(*code));
+        self.log_single(&mut txn, logged);
         if result.is_ok() {
             self.deliver(txn.fired, out);
         } else {
@@ -140,7 +149,7 @@ impl Core {
                 return out;
             }
             Request::CloseSession => {
-                self.end_session(session, now, false, &mut out);
+                self.end_session(session, now, xid, false, &mut out);
                 out.push(Action::Send(
                     conn,
                     reply(xid, self.zxid, ErrorCode::Ok, None),
@@ -150,14 +159,19 @@ impl Core {
                 return out;
             }
             Request::Create(r) => self
-                .write(session, now, &mut out, create(OpCode::Create, r, -1))
+                .write((session, xid), now, &mut out, create(OpCode::Create, r, -1))
                 .map(|(path, _)| Some(Response::Create(CreateResponse { path }))),
             Request::Create2(r) => self
-                .write(session, now, &mut out, create(OpCode::Create2, r, -1))
+                .write(
+                    (session, xid),
+                    now,
+                    &mut out,
+                    create(OpCode::Create2, r, -1),
+                )
                 .map(|(path, stat)| Some(Response::Create2(Create2Response { path, stat }))),
             Request::CreateContainer(r) => {
                 self.write(
-                    session,
+                    (session, xid),
                     now,
                     &mut out,
                     create(OpCode::CreateContainer, r, -1),
@@ -172,7 +186,7 @@ impl Core {
                     flags: r.flags,
                 };
                 self.write(
-                    session,
+                    (session, xid),
                     now,
                     &mut out,
                     create(OpCode::CreateTTL, plain, r.ttl),
@@ -180,30 +194,43 @@ impl Core {
                 .map(|(path, stat)| Some(Response::CreateTTL(Create2Response { path, stat })))
             }
             Request::Delete(r) => self
-                .write(session, now, &mut out, |core, txn| {
+                .write((session, xid), now, &mut out, |core, txn| {
                     core.delete(&r.path, r.version, ids, txn)
                 })
                 .map(|()| None),
             Request::SetData(r) => self
-                .write(session, now, &mut out, |core, txn| {
+                .write((session, xid), now, &mut out, |core, txn| {
                     core.set_data(&r, ids, txn)
                 })
                 .map(|stat| Some(Response::SetData(StatResponse { stat }))),
             Request::SetACL(r) => self
-                .write(session, now, &mut out, |core, _| core.set_acl(&r, ids))
+                .write((session, xid), now, &mut out, |core, txn| {
+                    core.set_acl(&r, ids, txn)
+                })
                 .map(|stat| Some(Response::SetACL(StatResponse { stat }))),
             Request::Reconfig(_) => {
                 // Standalone: a txn that always fails (docs/protocol.md §4).
                 self.zxid += 1;
+                let txn = Txn::new(self.zxid, now.wall_ms, session, xid, false);
+                self.log_error(&txn, ErrorCode::ReconfigDisabled.into());
                 Err(ErrorCode::ReconfigDisabled)
             }
             Request::Multi(m) => {
                 // Mixing reads into a multi fails the whole request, zxid taken (docs/protocol.md §10.1).
                 self.zxid += 1;
                 if m.ops.iter().any(MultiOp::is_read) {
+                    // Logged as an error txn. ZooKeeper refuses a mix while decoding (no
+                    // digest), but prepares a multi of reads alone up to its first op, which
+                    // sets the digest before the failure.
+                    let txn = Txn::new(self.zxid, now.wall_ms, session, xid, false);
+                    let reads_only = m.ops.iter().all(MultiOp::is_read);
+                    let err = ErrorCode::MarshallingError.into();
+                    let body = || TxnBody::Error(ErrorTxn { err });
+                    self.log_txn(&txn, ERROR_TYPE, body, reads_only.then_some(0));
                     Err(ErrorCode::MarshallingError)
                 } else {
-                    let mut txn = Txn::new(self.zxid, now.wall_ms, session);
+                    let logging = self.config.log_txns;
+                    let mut txn = Txn::new(self.zxid, now.wall_ms, session, xid, logging);
                     let response = self.multi(&m.ops, ids, &mut txn);
                     self.deliver(txn.fired, &mut out);
                     response.map(|r| Some(Response::Multi(r)))

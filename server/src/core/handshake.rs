@@ -8,7 +8,10 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
-use shepherd_protocol::{Codec, ConnectRequest, ConnectResponse, decode_from};
+use shepherd_protocol::txn::{CreateSessionTxn, TxnBody};
+use shepherd_protocol::{Codec, ConnectRequest, ConnectResponse, OpCode, decode_from};
+
+use super::txn::Txn;
 
 use super::{Action, ConnId, ConnInfo, Core, Now, SessionId};
 
@@ -42,7 +45,12 @@ impl Core {
             self.zxid += 1;
             let id = self.sessions.create(timeout, conn, now.mono_ms);
             self.bind(conn, id);
-            let passwd = self.sessions.get(id).map(|s| s.passwd.to_vec());
+            // Logged as ZooKeeper's createSession request: xid 0, the negotiated timeout,
+            // and the digest (unchanged by it).
+            let txn = Txn::new(self.zxid, now.wall_ms, id, 0, false);
+            let body = || TxnBody::CreateSession(CreateSessionTxn { time_out: timeout });
+            self.log_txn(&txn, OpCode::CreateSession.into(), body, Some(0));
+            let passwd = Some(self.sessions.password(id).to_vec());
             ConnectResponse {
                 protocol_version: 0,
                 timeout,
@@ -60,10 +68,11 @@ impl Core {
                 self.drop_conn(old);
                 out.push(Action::Close(old));
             }
-            let valid = self
-                .sessions
-                .get(id)
-                .is_some_and(|s| request.passwd.as_deref() == Some(&s.passwd[..]));
+            let valid = self.sessions.get(id).is_some()
+                && request
+                    .passwd
+                    .as_deref()
+                    .is_some_and(|p| self.sessions.password_matches(id, p));
             if !valid {
                 out.push(Action::Send(
                     conn,
@@ -76,7 +85,7 @@ impl Core {
             // docs/protocol.md §2.4 6b: same id and password, touched with the new timeout, no zxid.
             let session = self.sessions.get_mut(id).expect("checked above");
             session.timeout_ms = timeout;
-            let passwd = Some(session.passwd.to_vec());
+            let passwd = Some(self.sessions.password(id).to_vec());
             self.sessions.touch(id, now.mono_ms);
             self.bind(conn, id);
             ConnectResponse {

@@ -71,7 +71,7 @@ impl Core {
     pub fn tick(&mut self, now: Now) -> Vec<Action> {
         let mut out = Vec::new();
         for id in self.sessions.due(now.mono_ms) {
-            self.end_session(id, now, true, &mut out);
+            self.end_session(id, now, 0, true, &mut out);
         }
         self.reap_if_due(now, &mut out);
         out
@@ -81,7 +81,7 @@ impl Core {
     /// the actions.
     pub fn expire_session(&mut self, session: SessionId, now: Now) -> Vec<Action> {
         let mut out = Vec::new();
-        self.end_session(session, now, true, &mut out);
+        self.end_session(session, now, 0, true, &mut out);
         out
     }
 }

@@ -21,21 +21,28 @@
 //! the tree, the session table, the watch tables, paths and ACLs.
 
 pub mod acl;
+mod children;
 mod controls;
 mod delivery;
 mod diagnostics;
+mod digest;
 mod dispatch;
 mod handshake;
 mod inputs;
 mod java_int;
+mod log;
 mod metrics;
 mod multi;
 mod ops;
+mod owner;
 mod path;
 mod peek;
 mod queries;
 mod reaper;
+mod replay;
+mod restore;
 mod session;
+mod snapshot;
 mod teardown;
 #[cfg(test)]
 mod tests;
@@ -47,10 +54,15 @@ mod watch;
 use std::collections::HashMap;
 use std::net::IpAddr;
 
+use shepherd_protocol::txn::TxnEntry;
+
 pub use diagnostics::{SessionCursor, SessionRow, WatchCursor, WatchSummary};
 pub use metrics::{CoreMetrics, NotificationCounts, TriggerSummary};
 pub use peek::{RequestPeek, peek};
+pub use replay::ReplayError;
+pub use restore::{Restore, RestoreError};
 use session::Sessions;
+pub use snapshot::{OPEN_ACL_UNSAFE_ID, SnapshotCursor};
 use tree::Tree;
 pub use views::{NodeInfo, SessionInfo, WatchInfo, WatchKind, WatchMode};
 use watch::WatchTable;
@@ -94,9 +106,14 @@ pub struct CoreConfig {
     pub max_never_used_interval_ms: u64,
     /// The zxid to start from (0 on a fresh ZooKeeper).
     pub initial_zxid: i64,
-    /// Mixed into every session password. Passwords are a pure function of the session id and
-    /// this seed (the core reads no randomness); a shell should pass a random value.
-    pub password_seed: u64,
+    /// The key of every session password: a password is the first 16 bytes of
+    /// HMAC-SHA256(secret, session id as 8 big-endian bytes), so it is a pure function of the
+    /// id (the core reads no randomness) and survives a restart with the same secret. A shell
+    /// must pass 32 random bytes (kept in the data directory for a durable server).
+    pub session_secret: [u8; 32],
+    /// Record every txn as ZooKeeper 3.8 logs it (and keep the tree digest), for
+    /// [`Core::take_log`]. Off by default: an in-memory server does no such work.
+    pub log_txns: bool,
 }
 
 impl Default for CoreConfig {
@@ -111,7 +128,8 @@ impl Default for CoreConfig {
             container_max_per_minute: 10_000,
             max_never_used_interval_ms: 0,
             initial_zxid: 0,
-            password_seed: 0x5eed_5eed_5eed_5eed,
+            session_secret: [0x5e; 32],
+            log_txns: false,
         }
     }
 }
@@ -158,16 +176,39 @@ pub struct Core {
     metrics: CoreMetrics,
     /// When the container/TTL reaper next runs (monotonic ms, docs/protocol.md §8.3).
     next_container_check: u64,
+    /// Txns logged and not yet taken (`log.rs`); empty unless `config.log_txns`.
+    log: Vec<TxnEntry>,
 }
 
 impl Core {
     /// A fresh server: the initial tree of docs/protocol.md §16, no sessions, the first session id derived from
     /// `now.wall_ms` as standalone ZooKeeper does (docs/protocol.md §2.5).
     pub fn new(config: CoreConfig, now: Now) -> Core {
+        let sessions = Core::new_sessions(&config, now);
+        let zxid = config.initial_zxid;
+        Core::assemble(config, now, Tree::new(), sessions, zxid)
+    }
+
+    /// An empty session table whose ids start from `now` (docs/protocol.md §2.5).
+    fn new_sessions(config: &CoreConfig, now: Now) -> Sessions {
+        Sessions::new(now.wall_ms, config.tick_time_ms, config.session_secret)
+    }
+
+    /// A core around a tree and sessions (fresh, or restored from a snapshot), at `zxid`.
+    fn assemble(
+        config: CoreConfig,
+        now: Now,
+        mut tree: Tree,
+        sessions: Sessions,
+        zxid: i64,
+    ) -> Core {
+        if config.log_txns {
+            tree.start_digest();
+        }
         Core {
-            zxid: config.initial_zxid,
-            tree: Tree::new(),
-            sessions: Sessions::new(now.wall_ms, config.tick_time_ms, config.password_seed),
+            zxid,
+            tree,
+            sessions,
             conns: HashMap::new(),
             data_watches: WatchTable::default(),
             child_watches: WatchTable::default(),
@@ -175,6 +216,7 @@ impl Core {
             next_container_check: now
                 .mono_ms
                 .saturating_add(config.container_check_interval_ms),
+            log: Vec::new(),
             config,
         }
     }

@@ -5,12 +5,14 @@
 //! rolled back from the undo log and no event fires. multiRead is neither atomic nor a txn, and
 //! never registers watches.
 
+use shepherd_protocol::txn::{CheckVersionTxn, ErrorTxn, TxnBody};
 use shepherd_protocol::{
     Create2Response, CreateMode, CreateRequest, ErrorCode, Id, MultiOp, MultiResponse, MultiResult,
     OpCode,
 };
 
 use super::Core;
+use super::log::ERROR_TYPE;
 use super::txn::Txn;
 
 /// Why a multi's op failed: the op alone (the multi answers per-op results), or the whole
@@ -50,12 +52,34 @@ impl Core {
             }
         }
         if let Some((failed, code)) = failure {
+            let digest_at_failure = self.tree.digest();
             self.tree.rollback(std::mem::take(&mut txn.undo));
             txn.fired.clear();
             let code = match code {
                 Failure::Op(code) => code,
-                Failure::Whole(code) => return Err(code),
+                Failure::Whole(code) => {
+                    // ZooKeeper fails the whole request with the digest its earlier ops
+                    // prepared still set (none when the first op failed).
+                    let skew = digest_at_failure
+                        .zip(self.tree.digest())
+                        .map(|(then, now)| then.wrapping_sub(now))
+                        .filter(|_| failed > 0);
+                    let err = code.into();
+                    self.log_txn(txn, ERROR_TYPE, || TxnBody::Error(ErrorTxn { err }), skew);
+                    return Err(code);
+                }
             };
+            if let Some(records) = &mut txn.records {
+                // The ops before the failure keep their records; the failed op and those
+                // after it are error records (`PrepRequestProcessor`'s multi loop).
+                let failed_err = i32::from(code);
+                let after = i32::from(ErrorCode::RuntimeInconsistency);
+                records.truncate(failed);
+                records.extend((failed..ops.len()).map(|i| {
+                    let err = if i == failed { failed_err } else { after };
+                    (ERROR_TYPE, TxnBody::Error(ErrorTxn { err }))
+                }));
+            }
             results = (0..ops.len())
                 .map(|i| {
                     MultiResult::Error(match i.cmp(&failed) {
@@ -65,6 +89,14 @@ impl Core {
                     })
                 })
                 .collect();
+        }
+        if let Some(records) = txn.records.take() {
+            self.log_txn(
+                txn,
+                OpCode::Multi.into(),
+                || TxnBody::Multi(records),
+                Some(0),
+            );
         }
         Ok(MultiResponse { results })
     }
@@ -94,7 +126,14 @@ impl Core {
             }
             MultiOp::SetData(r) => MultiResult::SetData(self.set_data(r, ids, txn)?),
             MultiOp::Check(r) => {
-                self.check(r, ids)?;
+                let version = self.check(r, ids)?;
+                // Logged with the version incremented, as `checkAndIncVersion` returns it.
+                txn.record(OpCode::Check.into(), || {
+                    TxnBody::CheckVersion(CheckVersionTxn {
+                        path: r.path.clone(),
+                        version: version.wrapping_add(1),
+                    })
+                });
                 MultiResult::Check
             }
             // Filtered out before a multi runs (a mix is MarshallingError, docs/protocol.md §10.1).

@@ -6,6 +6,7 @@
 //! the txn is committed (see `delivery.rs`); a read mutates nothing but the watch it leaves, and
 //! leaves it only where docs/protocol.md §6.5 says (on success, or for exists also on NoNode).
 
+use shepherd_protocol::txn::{DeleteTxn, SetACLTxn, SetDataTxn, TxnBody};
 use shepherd_protocol::{
     CheckVersionRequest, Codec, CreateMode, CreateRequest, ErrorCode, GetACLResponse,
     GetDataResponse, Id, OpCode, ReplyHeader, SetACLRequest, SetDataRequest, Stat, perms,
@@ -24,7 +25,7 @@ const REPLY_HEADER_LEN: usize = 4 + 8 + 4;
 const STAT_LEN: usize = 4 * 8 + 3 * 4 + 8 + 2 * 4 + 8;
 
 /// The largest TTL a node may have: the 40 bits below the TTL marker (docs/protocol.md §6.2 step 3).
-const MAX_TTL: i64 = 0xFF_FFFF_FFFF;
+use super::owner::MAX_TTL;
 
 fn check_version(expected: i32, actual: i32) -> OpResult<()> {
     if expected == -1 || expected == actual {
@@ -105,6 +106,9 @@ impl Core {
             &mut txn.undo,
         );
         let stat = self.tree.get(&path).expect("just created").stat();
+        if txn.records.is_some() {
+            self.record_create(op, mode, (&path, &req.data, &acl, ttl), txn);
+        }
         txn.fired.push(Fired::Created {
             path: path.clone(),
             acl,
@@ -136,6 +140,11 @@ impl Core {
             return Err(NotEmpty);
         }
         self.remove_node(path, txn);
+        txn.record(OpCode::Delete.into(), || {
+            TxnBody::Delete(DeleteTxn {
+                path: path.to_string(),
+            })
+        });
         Ok(())
     }
 
@@ -183,29 +192,50 @@ impl Core {
             path: req.path.clone(),
             acl,
         });
-        Ok(self.tree.get(&req.path).expect("exists").stat())
+        let stat = self.tree.get(&req.path).expect("exists").stat();
+        txn.record(OpCode::SetData.into(), || {
+            TxnBody::SetData(SetDataTxn {
+                path: req.path.clone(),
+                data: req.data.clone(),
+                version: stat.version,
+            })
+        });
+        Ok(stat)
     }
 
     /// setACL (docs/protocol.md §6.7): the ACL is judged before the node is looked up; no event fires. Never
     /// inside a multi, so nothing to undo.
-    pub(crate) fn set_acl(&mut self, req: &SetACLRequest, ids: &[Id]) -> OpResult<Stat> {
+    pub(crate) fn set_acl(
+        &mut self,
+        req: &SetACLRequest,
+        ids: &[Id],
+        txn: &mut Txn,
+    ) -> OpResult<Stat> {
         use ErrorCode::{BadArguments, InvalidACL, NoAuth, NoNode};
         if !path::is_valid(&req.path) {
             return Err(BadArguments);
         }
         let acl = acl::fixup(&req.acl, ids).ok_or(InvalidACL)?;
-        let node = self.tree.get_mut(&req.path).ok_or(NoNode)?;
+        let node = self.tree.get(&req.path).ok_or(NoNode)?;
         if !acl::allows(&node.acl, ids, perms::ADMIN) {
             return Err(NoAuth);
         }
         check_version(req.version, node.aversion)?;
-        node.acl = acl;
-        node.aversion = node.aversion.wrapping_add(1);
-        Ok(node.stat())
+        let aversion = node.aversion.wrapping_add(1);
+        txn.record(OpCode::SetACL.into(), || {
+            TxnBody::SetACL(SetACLTxn {
+                path: req.path.clone(),
+                acl: acl.clone(),
+                version: aversion,
+            })
+        });
+        self.tree.set_acl(&req.path, acl, aversion);
+        Ok(self.tree.get(&req.path).ok_or(NoNode)?.stat())
     }
 
-    /// check, inside a multi (docs/protocol.md §10.3): READ is required.
-    pub(crate) fn check(&self, req: &CheckVersionRequest, ids: &[Id]) -> OpResult<()> {
+    /// check, inside a multi (docs/protocol.md §10.3): READ is required. Returns the node's
+    /// version.
+    pub(crate) fn check(&self, req: &CheckVersionRequest, ids: &[Id]) -> OpResult<i32> {
         use ErrorCode::{BadArguments, NoAuth, NoNode};
         if !path::is_valid(&req.path) {
             return Err(BadArguments);
@@ -214,7 +244,8 @@ impl Core {
         if !acl::allows(&node.acl, ids, perms::READ) {
             return Err(NoAuth);
         }
-        check_version(req.version, node.version)
+        check_version(req.version, node.version)?;
+        Ok(node.version)
     }
 
     /// getData (docs/protocol.md §6.5): the watch is left only on success, under the path as sent.

@@ -11,6 +11,9 @@
 //! container or TTL node, so a TTL node goes on the first run after its TTL has passed since
 //! its mtime (docs/protocol.md §8.4), not whenever the shell next happens to tick.
 
+use shepherd_protocol::OpCode;
+use shepherd_protocol::txn::{DeleteTxn, TxnBody};
+
 use super::tree::Owner;
 use super::txn::Txn;
 use super::{Action, Core, Now};
@@ -76,8 +79,12 @@ impl Core {
         let candidates: Vec<String> = containers.chain(ttls).take(budget).cloned().collect();
         for path in candidates {
             self.zxid += 1;
-            let mut txn = Txn::new(self.zxid, now.wall_ms, 0);
+            // ZooKeeper's ContainerManager submits deleteContainer as session 0, xid 0, for
+            // containers and TTL nodes alike.
+            let mut txn = Txn::new(self.zxid, now.wall_ms, 0, 0, false);
             self.remove_node(&path, &mut txn);
+            let body = || TxnBody::Delete(DeleteTxn { path });
+            self.log_txn(&txn, OpCode::DeleteContainer.into(), body, Some(0));
             self.deliver(txn.fired, out);
         }
     }

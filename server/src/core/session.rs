@@ -3,17 +3,20 @@
 //!
 //! Invariants: every live session sits in exactly one bucket, keyed by its expiry time
 //! `((now + timeout) / tick + 1) · tick` on the monotonic clock (docs/protocol.md §13.1); ids are handed out in
-//! increasing order from the standalone seed and never repeat; a password is a pure function of
-//! the id and the configured seed, so the core stays deterministic.
+//! increasing order from the standalone seed, skipping live ones; a password is a pure
+//! function of the id and the configured secret (HMAC-SHA256), so the core stays deterministic
+//! and a restart with the same secret keeps every session's password.
 
 use std::collections::{BTreeMap, BTreeSet};
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 
 use super::{ConnId, SessionId};
 
 /// One live session.
 #[derive(Debug, Clone)]
 pub(crate) struct Session {
-    pub passwd: [u8; 16],
     pub timeout_ms: i32,
     /// The bucket this session expires in (monotonic ms).
     pub expires_at: u64,
@@ -28,16 +31,15 @@ pub(crate) struct Sessions {
     buckets: BTreeMap<u64, BTreeSet<SessionId>>,
     next_id: SessionId,
     tick_ms: u64,
-    seed: u64,
+    secret: [u8; 32],
 }
 
-/// splitmix64: a tiny, well-mixed PRNG step.
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+/// The password of session `id` under `secret`: the first 16 bytes of HMAC-SHA256(secret,
+/// id as 8 big-endian bytes).
+fn mac(secret: &[u8; 32], id: SessionId) -> Hmac<Sha256> {
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes any key length");
+    mac.update(&id.to_be_bytes());
+    mac
 }
 
 /// The first session id of a standalone server started at `wall_ms` (docs/protocol.md §2.5):
@@ -49,30 +51,40 @@ pub(crate) fn first_session_id(wall_ms: i64) -> SessionId {
 }
 
 impl Sessions {
-    pub fn new(wall_ms: i64, tick_ms: u32, seed: u64) -> Sessions {
+    pub fn new(wall_ms: i64, tick_ms: u32, secret: [u8; 32]) -> Sessions {
         Sessions {
             map: BTreeMap::new(),
             buckets: BTreeMap::new(),
             next_id: first_session_id(wall_ms),
             tick_ms: u64::from(tick_ms.max(1)),
-            seed,
+            secret,
         }
     }
 
-    fn password(&self, id: SessionId) -> [u8; 16] {
-        let mut state = self.seed ^ (id as u64) ^ 0xB341_5C00;
+    /// Session `id`'s password: a pure function of the id and the secret, so it needs no
+    /// storing and survives a restart with the same secret.
+    pub fn password(&self, id: SessionId) -> [u8; 16] {
+        let tag = mac(&self.secret, id).finalize().into_bytes();
         let mut out = [0u8; 16];
-        out[..8].copy_from_slice(&splitmix64(&mut state).to_be_bytes());
-        out[8..].copy_from_slice(&splitmix64(&mut state).to_be_bytes());
+        out.copy_from_slice(&tag[..16]);
         out
     }
 
-    /// Creates a session bound to `conn` and returns its id.
+    /// Whether `passwd` is session `id`'s password, compared in constant time (a wrong
+    /// length is refused first, so a short prefix cannot pass).
+    pub fn password_matches(&self, id: SessionId, passwd: &[u8]) -> bool {
+        passwd.len() == 16 && mac(&self.secret, id).verify_truncated_left(passwd).is_ok()
+    }
+
+    /// Creates a session bound to `conn` and returns its id: the next id from the standalone
+    /// seed that no live session has (a restored or replayed session may hold one).
     pub fn create(&mut self, timeout_ms: i32, conn: ConnId, now_ms: u64) -> SessionId {
+        while self.map.contains_key(&self.next_id) {
+            self.next_id = self.next_id.wrapping_add(1);
+        }
         let id = self.next_id;
-        self.next_id += 1;
+        self.next_id = self.next_id.wrapping_add(1);
         let session = Session {
-            passwd: self.password(id),
             timeout_ms,
             expires_at: 0,
             conn: Some(conn),
@@ -80,6 +92,22 @@ impl Sessions {
         self.map.insert(id, session);
         self.touch(id, now_ms);
         id
+    }
+
+    /// Adds (or updates) a session with a known id and no connection, its timeout counted
+    /// from `now_ms`: a session restored from a snapshot or a replayed createSession.
+    pub fn insert(&mut self, id: SessionId, timeout_ms: i32, now_ms: u64) {
+        if let Some(session) = self.map.get_mut(&id) {
+            session.timeout_ms = timeout_ms;
+        } else {
+            let session = Session {
+                timeout_ms,
+                expires_at: 0,
+                conn: None,
+            };
+            self.map.insert(id, session);
+        }
+        self.touch(id, now_ms);
     }
 
     pub fn get(&self, id: SessionId) -> Option<&Session> {
@@ -162,13 +190,20 @@ mod tests {
         assert_eq!(first_session_id(0x0006_153f), 0x0100_0006_153f_0000);
         let id = first_session_id(0x0006_153f);
         assert_eq!(id >> 56, 1);
-        let mut sessions = Sessions::new(1_700_000_000_000, 2000, 42);
+        let mut sessions = Sessions::new(1_700_000_000_000, 2000, [42; 32]);
         let a = sessions.create(4000, 1, 1000);
         let b = sessions.create(4000, 2, 1000);
         assert_eq!(b, a + 1);
+        assert_ne!(sessions.password(a), sessions.password(b));
+        assert!(sessions.password_matches(a, &sessions.password(a)));
+        assert!(!sessions.password_matches(a, &sessions.password(b)));
+        assert!(!sessions.password_matches(a, &sessions.password(a)[..8]));
+        // The same secret gives the same passwords after a restart; another does not.
+        let again = Sessions::new(0, 2000, [42; 32]);
+        assert_eq!(again.password(a), sessions.password(a));
         assert_ne!(
-            sessions.get(a).unwrap().passwd,
-            sessions.get(b).unwrap().passwd
+            Sessions::new(0, 2000, [7; 32]).password(a),
+            sessions.password(a)
         );
         // (1000 + 4000) / 2000 + 1 = 3 ticks → 6000.
         assert_eq!(sessions.get(a).unwrap().expires_at, 6000);

@@ -7,6 +7,9 @@
 //! are dropped before those events are delivered, so nothing is queued to a socket about to
 //! close, and its `Close` comes after them.
 
+use shepherd_protocol::OpCode;
+use shepherd_protocol::txn::{CloseSessionTxn, TxnBody};
+
 use super::txn::Txn;
 use super::{Action, ConnId, Core, Now, SessionId};
 
@@ -26,11 +29,14 @@ impl Core {
     /// Ends a session (docs/protocol.md §13.2, §13.4): one closeSession txn, then its ephemerals deleted with
     /// their events. On expiry the live connection is closed without a reply or notification,
     /// and its watches are dropped first so that nothing is queued to a socket about to close.
-    /// Returns the txn's zxid, or `None` if the session is unknown.
+    /// `cxid` is the closeSession request's xid, 0 on expiry (ZooKeeper's own request). The
+    /// txn is logged with the deleted paths (3.8's default `closeSessionTxn.enabled`) and the
+    /// digest after them. Returns the txn's zxid, or `None` if the session is unknown.
     pub(super) fn end_session(
         &mut self,
         id: SessionId,
         now: Now,
+        cxid: i32,
         expiring: bool,
         out: &mut Vec<Action>,
     ) -> Option<i64> {
@@ -39,11 +45,17 @@ impl Core {
             self.drop_conn(conn);
         }
         self.zxid += 1;
-        let mut txn = Txn::new(self.zxid, now.wall_ms, id);
+        let mut txn = Txn::new(self.zxid, now.wall_ms, id, cxid, false);
         let paths: Vec<String> = self.tree.ephemerals_of(id).cloned().collect();
-        for path in paths {
-            self.remove_node(&path, &mut txn);
+        for path in &paths {
+            self.remove_node(path, &mut txn);
         }
+        let body = || {
+            TxnBody::CloseSession(Some(CloseSessionTxn {
+                paths2_delete: paths,
+            }))
+        };
+        self.log_txn(&txn, OpCode::CloseSession.into(), body, Some(0));
         self.deliver(txn.fired, out);
         // After the deliveries: the ending session's connection no longer receives any.
         self.metrics.forget_session(id);

@@ -10,23 +10,11 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use shepherd_protocol::{Acl, Codec, Stat};
+use shepherd_protocol::{Acl, Stat};
 
-use super::SessionId;
-use super::path;
-
-/// Who owns a node (the Java `ephemeralOwner` field, decoded).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Owner {
-    /// A plain persistent node.
-    Persistent,
-    /// A real ephemeral owned by this session.
-    Ephemeral(SessionId),
-    /// A container (internal owner `Long.MIN_VALUE`).
-    Container,
-    /// A TTL node with this TTL in ms (internal owner `0xFF << 56 | ttl`).
-    Ttl(i64),
-}
+pub(crate) use super::children::Children;
+pub(crate) use super::owner::Owner;
+use super::{SessionId, digest, path};
 
 /// One znode.
 #[derive(Debug, Clone)]
@@ -44,67 +32,18 @@ pub(crate) struct Node {
     pub creates: i32,
     pub owner: Owner,
     pub children: Children,
-}
-
-/// A node's child names, sorted, with their wire form kept for getChildren.
-///
-/// In a herd every release wakes ~N waiters that each re-read the same unchanged list, so the
-/// jute vector (count, then each name) is built once per change of the list instead of once per
-/// read; a read then costs one copy instead of one allocation per name. The names can only
-/// change through [`Children::insert`] and [`Children::remove`], which drop the cached form, so
-/// it can never disagree with them.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Children {
-    names: BTreeSet<String>,
-    /// The encoded `vector<ustring>` of `names`; `None` until asked for after a change.
-    wire: Option<Vec<u8>>,
-}
-
-impl Children {
-    pub fn len(&self) -> usize {
-        self.names.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
-    }
-
-    /// The names, sorted (byte order, as ZooKeeper's sorted reply lists them).
-    pub fn iter(&self) -> std::collections::btree_set::Iter<'_, String> {
-        self.names.iter()
-    }
-
-    fn insert(&mut self, name: String) {
-        if self.names.insert(name) {
-            self.wire = None;
-        }
-    }
-
-    fn remove(&mut self, name: &str) {
-        if self.names.remove(name) {
-            self.wire = None;
-        }
-    }
-
-    /// The names as a jute `vector<ustring>`, exactly as `Vec<String>::encode` writes them.
-    pub fn wire(&mut self) -> &[u8] {
-        let names = &self.names;
-        self.wire.get_or_insert_with(|| {
-            let len = 4 + names.iter().map(|n| 4 + n.len()).sum::<usize>();
-            let mut buf = Vec::with_capacity(len);
-            i32::try_from(names.len())
-                .unwrap_or(i32::MAX)
-                .encode(&mut buf);
-            for name in names {
-                name.encode(&mut buf);
-            }
-            buf
-        })
-    }
+    /// This node's digest as last added to the tree digest (0 while digests are off).
+    pub digest: i64,
 }
 
 impl Node {
-    fn new(data: Option<Vec<u8>>, acl: Vec<Acl>, zxid: i64, time: i64, owner: Owner) -> Node {
+    pub(super) fn new(
+        data: Option<Vec<u8>>,
+        acl: Vec<Acl>,
+        zxid: i64,
+        time: i64,
+        owner: Owner,
+    ) -> Node {
         Node {
             data,
             acl,
@@ -118,6 +57,7 @@ impl Node {
             creates: 0,
             owner,
             children: Children::default(),
+            digest: 0,
         }
     }
 
@@ -175,7 +115,12 @@ pub(crate) struct Tree {
     ephemerals: BTreeMap<SessionId, BTreeSet<String>>,
     containers: BTreeSet<String>,
     ttls: BTreeSet<String>,
+    /// Ephemeral nodes in `ephemerals`, counted as they come and go (mntr reads it under the
+    /// core lock, so it must not be a walk).
+    ephemeral_count: usize,
     data_size: u64,
+    /// ZooKeeper's tree digest (`digest.rs`), kept only once [`Tree::start_digest`] is called.
+    digest: Option<i64>,
 }
 
 /// Java measures path lengths in UTF-16 code units.
@@ -192,36 +137,107 @@ impl Tree {
     /// counting as a create (root cversion -1, `/zookeeper` -2), and `/zookeeper/config` is
     /// READ-only with aversion -1.
     pub fn new() -> Tree {
-        let empty = || Some(Vec::new());
-        let mut tree = Tree {
-            nodes: HashMap::new(),
-            ephemerals: BTreeMap::new(),
-            containers: BTreeSet::new(),
-            ttls: BTreeSet::new(),
-            data_size: 0,
-        };
+        let mut tree = Tree::empty();
+        tree.add_missing_system_nodes();
+        tree
+    }
+
+    /// Adds whichever of the system nodes (docs/protocol.md §16) the tree lacks, as a fresh
+    /// ZooKeeper has them: all zero stats and empty data, `/zookeeper/config` READ-only with
+    /// aversion -1; hanging them under their parents counts no create.
+    pub fn add_missing_system_nodes(&mut self) {
         for p in path::SYSTEM_NODES {
+            if self.nodes.contains_key(p) {
+                continue;
+            }
             let acl = if p == "/zookeeper/config" {
                 Acl::read_unsafe()
             } else {
                 Acl::open_unsafe()
             };
-            let mut node = Node::new(empty(), acl, 0, 0, Owner::Persistent);
+            let mut node = Node::new(Some(Vec::new()), acl, 0, 0, Owner::Persistent);
             if p == "/zookeeper/config" {
                 node.aversion = -1;
             }
-            tree.data_size += java_len(p);
-            if p != "/" {
-                let (parent, name) = path::split(p);
-                tree.nodes
-                    .get_mut(parent)
-                    .expect("parents first")
-                    .children
-                    .insert(name.to_string());
+            if p == "/" {
+                self.insert_root(node);
+            } else {
+                self.attach(p, node);
             }
-            tree.nodes.insert(p.to_string(), node);
         }
-        tree
+    }
+
+    /// Puts the root in place (a tree being restored has none yet).
+    pub fn insert_root(&mut self, node: Node) {
+        self.data_size += java_len("/") + data_len(&node.data);
+        self.nodes.insert("/".to_string(), node);
+        self.rehash("/");
+    }
+
+    /// An empty tree, not even a root: what a snapshot restore fills in.
+    pub fn empty() -> Tree {
+        Tree {
+            nodes: HashMap::new(),
+            ephemerals: BTreeMap::new(),
+            containers: BTreeSet::new(),
+            ttls: BTreeSet::new(),
+            ephemeral_count: 0,
+            data_size: 0,
+            digest: None,
+        }
+    }
+
+    /// Starts keeping the tree digest, computed afresh over every node; from here on every
+    /// mutation keeps it up to date.
+    pub fn start_digest(&mut self) {
+        let mut sum = 0i64;
+        for (path, node) in &mut self.nodes {
+            node.digest = digest::node_digest(path, node);
+            sum = sum.wrapping_add(node.digest);
+        }
+        self.digest = Some(sum);
+    }
+
+    /// The tree digest, if kept.
+    pub fn digest(&self) -> Option<i64> {
+        self.digest
+    }
+
+    /// The tree digest computed from scratch, for checking the incremental one.
+    #[cfg(test)]
+    pub fn recompute_digest(&self) -> i64 {
+        self.nodes.iter().fold(0i64, |sum, (p, n)| {
+            sum.wrapping_add(digest::node_digest(p, n))
+        })
+    }
+
+    /// Takes a node's digest out of the tree digest, before the node changes.
+    fn unhash(&mut self, path: &str) {
+        if let (Some(sum), Some(node)) = (&mut self.digest, self.nodes.get(path)) {
+            *sum = sum.wrapping_sub(node.digest);
+        }
+    }
+
+    /// Puts a node's digest (recomputed) back into the tree digest, after it changed.
+    fn rehash(&mut self, path: &str) {
+        if let (Some(sum), Some(node)) = (&mut self.digest, self.nodes.get_mut(path)) {
+            node.digest = digest::node_digest(path, node);
+            *sum = sum.wrapping_add(node.digest);
+        }
+    }
+
+    /// Changes a node's stored fields (not its data, owner or children) through `change`,
+    /// keeping the digest. False if there is no such node.
+    pub fn update(&mut self, path: &str, change: impl FnOnce(&mut Node)) -> bool {
+        if !self.nodes.contains_key(path) {
+            return false;
+        }
+        self.unhash(path);
+        if let Some(node) = self.nodes.get_mut(path) {
+            change(node);
+        }
+        self.rehash(path);
+        true
     }
 
     pub fn get(&self, path: &str) -> Option<&Node> {
@@ -266,8 +282,13 @@ impl Tree {
             .flat_map(move |set| set.range::<str, _>((from, Unbounded)))
     }
 
+    /// The sessions that own ephemerals.
+    pub fn ephemeral_owners(&self) -> impl Iterator<Item = SessionId> + '_ {
+        self.ephemerals.keys().copied()
+    }
+
     pub fn ephemerals_count(&self) -> usize {
-        self.ephemerals.values().map(BTreeSet::len).sum()
+        self.ephemeral_count
     }
 
     pub fn containers(&self) -> &BTreeSet<String> {
@@ -298,10 +319,17 @@ impl Tree {
             Owner::Container => &mut self.containers,
             Owner::Ttl(_) => &mut self.ttls,
         };
-        if add {
-            set.insert(path.to_string());
+        let changed = if add {
+            set.insert(path.to_string())
         } else {
-            set.remove(path);
+            set.remove(path)
+        };
+        if changed && matches!(owner, Owner::Ephemeral(_)) {
+            if add {
+                self.ephemeral_count += 1;
+            } else {
+                self.ephemeral_count -= 1;
+            }
         }
         if let Owner::Ephemeral(session) = owner
             && self
@@ -313,7 +341,8 @@ impl Tree {
         }
     }
 
-    fn attach(&mut self, path: &str, node: Node) {
+    /// Hangs a node under its parent, which must exist, and indexes it.
+    pub(super) fn attach(&mut self, path: &str, node: Node) {
         let (parent, name) = path::split(path);
         self.nodes
             .get_mut(parent)
@@ -323,9 +352,13 @@ impl Tree {
         self.data_size += java_len(path) + data_len(&node.data);
         self.index(path, node.owner, true);
         self.nodes.insert(path.to_string(), node);
+        self.rehash(path);
     }
 
-    fn detach(&mut self, path: &str) -> Node {
+    /// Takes a node out of the tree and its indexes (its children, if any, stay: callers
+    /// detach them first).
+    pub(super) fn detach(&mut self, path: &str) -> Node {
+        self.unhash(path);
         let node = self.nodes.remove(path).expect("node exists");
         let (parent, name) = path::split(path);
         if let Some(p) = self.nodes.get_mut(parent) {
@@ -338,6 +371,7 @@ impl Tree {
 
     fn touch_parent(&mut self, path: &str, zxid: i64, created: bool, undo: &mut Vec<Undo>) {
         let (parent, _) = path::split(path);
+        self.unhash(parent);
         let p = self.nodes.get_mut(parent).expect("parent exists");
         undo.push(Undo::ParentMeta {
             path: parent.to_string(),
@@ -348,6 +382,7 @@ impl Tree {
             p.creates = p.creates.wrapping_add(1);
         }
         p.pzxid = zxid;
+        self.rehash(parent);
     }
 
     /// Creates a node whose parent exists and which does not (checked by the caller).
@@ -382,6 +417,7 @@ impl Tree {
         (zxid, time): (i64, i64),
         undo: &mut Vec<Undo>,
     ) {
+        self.unhash(path);
         let node = self.nodes.get_mut(path).expect("node exists");
         self.data_size = self.data_size + data_len(&data) - data_len(&node.data);
         let old = std::mem::replace(&mut node.data, data);
@@ -395,6 +431,36 @@ impl Tree {
         node.version = node.version.wrapping_add(1);
         node.mzxid = zxid;
         node.mtime = time;
+        self.rehash(path);
+    }
+
+    /// Replaces a node's data as a logged setData does: version, mzxid and mtime as given.
+    /// False if there is no such node.
+    pub fn replace_data(
+        &mut self,
+        path: &str,
+        data: Option<Vec<u8>>,
+        stat: (i32, i64, i64),
+    ) -> bool {
+        let Some(node) = self.nodes.get(path) else {
+            return false;
+        };
+        self.data_size = self.data_size + data_len(&data) - data_len(&node.data);
+        let (version, mzxid, mtime) = stat;
+        self.update(path, |node| {
+            node.data = data;
+            node.version = version;
+            node.mzxid = mzxid;
+            node.mtime = mtime;
+        })
+    }
+
+    /// Replaces a node's ACL and ACL version (setACL). False if there is no such node.
+    pub fn set_acl(&mut self, path: &str, acl: Vec<Acl>, aversion: i32) -> bool {
+        self.update(path, |node| {
+            node.acl = acl;
+            node.aversion = aversion;
+        })
     }
 
     /// Reverses mutations, newest first.
@@ -410,9 +476,10 @@ impl Tree {
                     creates,
                     pzxid,
                 } => {
-                    let node = self.nodes.get_mut(&path).expect("parent exists");
-                    node.creates = creates;
-                    node.pzxid = pzxid;
+                    self.update(&path, |node| {
+                        node.creates = creates;
+                        node.pzxid = pzxid;
+                    });
                 }
                 Undo::Data {
                     path,
@@ -421,12 +488,7 @@ impl Tree {
                     mzxid,
                     mtime,
                 } => {
-                    let node = self.nodes.get_mut(&path).expect("node exists");
-                    self.data_size = self.data_size + data_len(&data) - data_len(&node.data);
-                    node.data = data;
-                    node.version = version;
-                    node.mzxid = mzxid;
-                    node.mtime = mtime;
+                    self.replace_data(&path, data, (version, mzxid, mtime));
                 }
             }
         }
@@ -435,6 +497,8 @@ impl Tree {
 
 #[cfg(test)]
 mod tests {
+    use shepherd_protocol::Codec;
+
     use super::*;
 
     #[test]

@@ -11,7 +11,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rand::Rng;
+use rand::TryRngCore;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -181,9 +181,11 @@ impl ServerBuilder {
         let local_addr = listener.local_addr()?;
         let clock = Clock::new();
         let mut core_config = self.config.core.clone();
-        // Session passwords must not be guessable from the session id: seed them from the OS
-        // random source.
-        core_config.password_seed ^= rand::rng().random::<u64>();
+        // Session passwords must not be guessable from the session id: their key comes from
+        // the OS random source.
+        rand::rngs::OsRng
+            .try_fill_bytes(&mut core_config.session_secret)
+            .map_err(io::Error::other)?;
         let core = Core::new(core_config, clock.now());
         let shared = Arc::new(Shared::new(self.config, core, clock));
         let shutdown = self.shutdown.unwrap_or_default();

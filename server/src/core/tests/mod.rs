@@ -6,6 +6,7 @@ mod basics;
 mod controls;
 mod errors;
 mod hardening;
+mod log;
 mod multi;
 mod props;
 mod reaper;

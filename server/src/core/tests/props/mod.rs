@@ -31,6 +31,7 @@
 //! reference's expectations that both checkers share.
 
 mod calls;
+mod durable;
 mod expect;
 mod invariants;
 mod model;
