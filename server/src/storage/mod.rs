@@ -1,8 +1,23 @@
-//! Durable storage in ZooKeeper 3.8's own on-disk format (docs/storage.md).
+//! Durable storage in ZooKeeper 3.8's own on-disk format, byte for byte, so that a data
+//! directory moves between ZooKeeper and Shepherd both ways (docs/storage.md is the reference).
 //!
-//! This module owns the files of a data directory and nothing else: it never touches the
-//! core, reads no clock and spawns no thread. Its callers hand it records (log entries, node
-//! records the core produced) and get records back.
+//! This module owns the files of a data directory and nothing else: it never touches the core,
+//! reads no clock and spawns no thread; all of it is blocking file I/O for the shell to run on
+//! its own threads. Callers hand it records (log entries, node records the core produced) and
+//! get records back.
+//!
+//! * [`DataDir`] opens and locks `DIR/version-2` (and a separate log directory), lists files,
+//!   purges old ones ([`DataDir::purge`]) and keeps the secret file ([`DataDir::secret`]).
+//! * [`TxnLog`] appends `log.<zxid>` files; [`read_logs`] reads entries after a zxid, stopping at
+//!   a [`TornTail`]; [`truncate_torn_tail`] cuts one.
+//! * [`SnapshotWriter`] and [`SnapshotReader`] write and stream `snapshot.<zxid>` files.
+//! * [`recover`] feeds the newest usable snapshot and the later log entries to a
+//!   [`RecoverySink`], and reports what it did ([`RecoveryReport`]).
+//!
+//! Invariants: a file named `log.*` or `snapshot.*` is only ever written in ZooKeeper's format
+//! (temporary files have names ZooKeeper ignores); nothing read from disk can panic or allocate
+//! more than the file holds; a damaged file is reported with its path and offset, never applied
+//! past the damage.
 
 mod data_dir;
 mod error;
