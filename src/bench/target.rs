@@ -58,6 +58,9 @@ pub struct Target {
     pub pid: Option<u32>,
     /// What it is, for the report: `shepherd serve (child)` or `--connect HOST:PORT`.
     pub name: String,
+    /// A shell command run before each memory reading (e.g. `jcmd PID GC.run`, so that a JVM
+    /// gives back the heap it no longer uses).
+    pub before_reading: Option<String>,
     child: Option<Child>,
 }
 
@@ -68,6 +71,7 @@ impl Target {
             connect: connect.to_owned(),
             pid,
             name: format!("--connect {connect}"),
+            before_reading: None,
             child: None,
         }
     }
@@ -111,6 +115,7 @@ impl Target {
             connect: String::new(),
             pid: Some(pid),
             name: "shepherd serve (child)".to_owned(),
+            before_reading: None,
             child: None,
         };
         let Some(stdout) = child.stdout.take() else {
@@ -148,11 +153,26 @@ impl Target {
         self.pid.map(cpu_time).transpose()
     }
 
-    /// The server's resident memory, if its process is known.
+    /// The server's resident memory, if its process is known, after running
+    /// [`Target::before_reading`] if set.
     ///
     /// # Errors
-    /// When `/proc/PID/status` cannot be read or has no VmRSS.
+    /// When `/proc/PID/status` cannot be read or has no VmRSS, or the command cannot be run or
+    /// fails.
     pub fn rss(&self) -> Result<Option<u64>> {
+        if let Some(command) = &self.before_reading {
+            let status = Command::new("sh")
+                .args(["-c", command])
+                .stdout(Stdio::null())
+                .status()
+                .map_err(|source| Error::Io {
+                    what: format!("run {command:?}"),
+                    source,
+                })?;
+            if !status.success() {
+                return Err(Error::Refused(format!("{command:?} failed: {status}")));
+            }
+        }
         self.pid.map(rss_bytes).transpose()
     }
 

@@ -64,6 +64,10 @@ pub struct ScaleArgs {
     /// The process id of the --connect server, whose memory is read.
     #[arg(long = "server-pid", value_name = "PID", requires = "connect")]
     pub server_pid: Option<u32>,
+    /// A shell command run before each memory reading, e.g. `jcmd PID GC.run` for a JVM, whose
+    /// RSS otherwise keeps the heap it grew to.
+    #[arg(long = "before-reading", value_name = "COMMAND")]
+    pub before_reading: Option<String>,
     /// An argument for every `shepherd serve` child (repeat for several).
     #[arg(
         long = "serve-arg",
@@ -143,10 +147,15 @@ pub fn execute(args: &ScaleArgs, print: &mut dyn FnMut(&str)) -> Result<Vec<Row>
         source,
     })?;
     let settle = Duration::from_millis(args.settle_ms);
-    let mut shared = args
+    let shared = args
         .connect
         .as_deref()
         .map(|connect| Target::remote(connect, args.server_pid));
+    let prepare = |mut target: Target| {
+        target.before_reading.clone_from(&args.before_reading);
+        target
+    };
+    let mut shared = shared.map(prepare);
     let label = |target: &Target| args.label.clone().unwrap_or_else(|| target.name.clone());
     print(&table_header());
     let mut rows = Vec::new();
@@ -164,7 +173,7 @@ pub fn execute(args: &ScaleArgs, print: &mut dyn FnMut(&str)) -> Result<Vec<Row>
         let mut own = None;
         let target = match &mut shared {
             Some(target) => Ok(&*target),
-            None => Target::spawn_serve(&args.serve_args).map(|t| &*own.insert(t)),
+            None => Target::spawn_serve(&args.serve_args).map(|t| &*own.insert(prepare(t))),
         };
         let (server, outcome) = match target {
             Err(error) => ("shepherd serve (child)".to_owned(), Err(error)),
@@ -335,6 +344,8 @@ mod tests {
             &pid,
             "--source-addrs",
             "3",
+            "--before-reading",
+            "true",
         ])
         .unwrap()
         .args;
