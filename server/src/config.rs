@@ -67,6 +67,10 @@ pub struct Config {
     pub max_buffer: usize,
     /// `maxClientCnxns`: connections per client IP, 0 for no limit.
     pub max_client_cnxns: usize,
+    /// The most bytes queued for one connection and not yet written (replies and
+    /// notifications: their bytes on the wire, and 64 per frame still queued); a connection
+    /// that would pass it is closed. `None`, the default, for [`Config::outbound_limit`].
+    pub max_outbound_bytes: Option<usize>,
     /// `4lw.commands.whitelist`.
     pub four_letter_words: FourLetterWhitelist,
     /// Where the AdminServer (`/commands`) listens; `None`, the default, for off.
@@ -113,6 +117,7 @@ impl Default for Config {
             port: 0,
             max_buffer: DEFAULT_MAX_BUFFER,
             max_client_cnxns: 60,
+            max_outbound_bytes: None,
             four_letter_words: FourLetterWhitelist::zookeeper_default(),
             admin_server: None,
             metrics_server: None,
@@ -122,6 +127,16 @@ impl Default for Config {
 }
 
 impl Config {
+    /// The outbound limit per connection: [`Config::max_outbound_bytes`], or by default eight
+    /// times `jute.maxbuffer` (8 MiB at ZooKeeper's default); never below one frame of
+    /// `jute.maxbuffer`.
+    pub fn outbound_limit(&self) -> usize {
+        let one_frame = self.max_buffer.saturating_add(4);
+        self.max_outbound_bytes
+            .unwrap_or_else(|| self.max_buffer.saturating_mul(8))
+            .max(one_frame)
+    }
+
     /// Sets `tickTime` and, as ZooKeeper does when they are not given explicitly, the session
     /// timeout bounds to 2 and 20 ticks.
     pub fn set_tick_time(&mut self, tick: Duration) {

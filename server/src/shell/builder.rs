@@ -106,6 +106,16 @@ impl ServerBuilder {
         self
     }
 
+    /// The most bytes queued for one connection and not yet written, replies and notifications
+    /// together (default eight times `jute.maxbuffer`, 8 MiB; never below one `jute.maxbuffer`).
+    /// A connection that would pass it, a client that stopped reading while its requests or
+    /// watches keep producing, is closed, and counted in
+    /// [`ServerStats::closed_outbound_limit`](crate::ServerStats::closed_outbound_limit).
+    pub fn max_outbound_bytes(mut self, bytes: usize) -> Self {
+        self.config.max_outbound_bytes = Some(bytes);
+        self
+    }
+
     /// `maxClientCnxns`: connections per client IP (default 60; 0 for no limit).
     pub fn max_client_connections(mut self, n: usize) -> Self {
         self.config.max_client_cnxns = n;

@@ -16,6 +16,7 @@ use tokio_util::task::TaskTracker;
 
 use super::conn;
 use super::router::Shared;
+use super::stats::ServerStats;
 
 /// The peer address an in-memory connection reports (`cons`, `stat`, `ip` ACLs): loopback, as
 /// a client in the same process is, with port 0 since there is no socket.
@@ -70,6 +71,12 @@ impl ServerHandle {
     /// [`ServerHandle::admin_addr`] when one listener serves both).
     pub fn metrics_addr(&self) -> Option<SocketAddr> {
         self.http_addrs.1
+    }
+
+    /// The server's traffic counters: packets, latency, and connections closed for not taking
+    /// what they were sent.
+    pub fn stats(&self) -> &ServerStats {
+        &self.shared.stats
     }
 
     /// `host:port`, ready for any ZooKeeper client's connect string.

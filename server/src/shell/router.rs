@@ -19,11 +19,12 @@ use std::time::Duration;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use tokio::sync::futures::Notified;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::clock::Clock;
+use super::conn::outbox::{self, Outbox};
 use super::faults::FaultRules;
 use super::freeze::FrozenSessions;
 use super::stats::{ConnStats, ServerStats};
@@ -39,6 +40,9 @@ pub(crate) enum Outbound {
     Close,
     /// Write nothing queued after this before this instant (a delayed reply, `Fault::Delay`).
     Delay(Instant),
+    /// Drop the connection at once, queue and all: a close that owes the peer nothing (an
+    /// expired or taken-over session, an unreadable frame). Never queued (see `conn::outbox`).
+    Abort,
 }
 
 impl Outbound {
@@ -53,7 +57,7 @@ impl Outbound {
 
 /// A live connection, as the router sees it.
 struct ConnEntry {
-    tx: mpsc::UnboundedSender<Outbound>,
+    tx: Outbox,
     stats: Arc<ConnStats>,
     /// Cancelled to drop the connection at once (a child of the shutdown token).
     kill: CancellationToken,
@@ -78,7 +82,7 @@ impl Router {
 
     /// Pushes the core's actions onto the queues of the connections they are for.
     pub(crate) fn route(&self, actions: Vec<Action>) {
-        self.route_outbound(actions.into_iter().map(Outbound::from_action).collect());
+        self.route_outbound(outbox::from_actions(actions));
     }
 
     /// Pushes messages onto the queues of the connections they are for, in order; those for a
@@ -90,12 +94,8 @@ impl Router {
         let conns = self.conns.lock();
         for (conn, message) in routed {
             if let Some(entry) = conns.get(&conn) {
-                if matches!(message, Outbound::Frame(_)) {
-                    entry.stats.queued.fetch_add(1, Relaxed);
-                }
-                // A send fails only when the connection task has already ended; its socket is
-                // gone and the core hears of it through close_connection.
-                let _ = entry.tx.send(message);
+                // Metered against the connection's outbound limit; see `conn::outbox`.
+                entry.tx.push(message, &entry.stats);
             }
         }
     }
@@ -192,7 +192,7 @@ impl Shared {
         &self,
         peer: SocketAddr,
         per_ip_limit: usize,
-        tx: mpsc::UnboundedSender<Outbound>,
+        tx: Outbox,
         kill: CancellationToken,
     ) -> Option<(ConnId, Arc<ConnStats>)> {
         let mut conns = self.router.conns.lock();

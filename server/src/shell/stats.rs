@@ -1,5 +1,6 @@
-//! Counters the shell keeps about traffic: packets in and out, request latency, and per
-//! connection figures for `cons` and `stat`.
+//! Counters the shell keeps about traffic: packets in and out, request latency, connections
+//! closed for not taking what they were sent, and per connection figures for `cons` and
+//! `stat`.
 //!
 //! They are plain atomics, updated without any lock, and only ever read for reporting; nothing
 //! decides anything from them.
@@ -18,6 +19,12 @@ pub struct ServerStats {
     pub packets_received: AtomicU64,
     /// Frames sent.
     pub packets_sent: AtomicU64,
+    /// Connections closed because the bytes queued for them would have passed the outbound
+    /// limit (`ServerBuilder::max_outbound_bytes`).
+    pub closed_outbound_limit: AtomicU64,
+    /// Connections closed because a write to them made no progress for their session timeout
+    /// (10 s before the handshake).
+    pub closed_write_stalled: AtomicU64,
     latency_count: AtomicU64,
     latency_total_us: AtomicU64,
     latency_min_us: AtomicU64,
@@ -65,6 +72,8 @@ impl ServerStats {
         for counter in [
             &self.packets_received,
             &self.packets_sent,
+            &self.closed_outbound_limit,
+            &self.closed_write_stalled,
             &self.latency_count,
             &self.latency_total_us,
             &self.latency_min_us,

@@ -1,6 +1,7 @@
-//! Hostile clients, one attack per file, over real sockets against an embedded server. Each
-//! test asserts that the attacker is closed or limited **and** that another session's requests
-//! still succeed meanwhile.
+//! Hostile clients, one attack per file, against an embedded server: over real sockets, or over
+//! in-memory pipes of a chosen size where a peer must stop reading exactly (`pipe.rs`). Each test
+//! asserts that the attacker is closed or limited **and** that another session's requests still
+//! succeed meanwhile.
 //!
 //! Every wait is bounded and waits on an event (a reply, a close, an answer to a word); none
 //! sleeps for a condition. How long an attack holds the core lock is measured, not asserted
@@ -8,7 +9,12 @@
 
 mod auth_flood;
 mod huge_acl;
+mod loris;
 mod mntr_poll;
+mod pipe;
+mod setwatches_flood;
+mod slow_reader;
+mod stuck_expiry;
 
 use shepherd_protocol::{Reply, Request};
 use shepherd_server::{Server, ServerHandle};

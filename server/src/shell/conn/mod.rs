@@ -1,0 +1,240 @@
+//! One task per connection: a reader that reads frames and hands them to the core, and a writer
+//! that writes what the core queued for the connection, in queue order, running side by side.
+//!
+//! The task runs over any byte stream (`AsyncRead + AsyncWrite`): a TCP socket from the
+//! listener, or an in-memory pipe handed to `ServerHandle::serve_io`. Nothing here depends on
+//! which; the per-IP limit and the peer's address are settled at registration, before the task
+//! starts. The task ends when the peer closes, when the server shuts down, or when the
+//! connection is killed, and it always unregisters itself on the way out.
+//!
+//! Rules enforced here rather than in the core, because they are about the stream:
+//! * a frame length outside `0..=jute.maxbuffer` closes the connection with no reply (docs/protocol.md §1.3);
+//! * a four-letter word is recognized only as the first four bytes, answered as raw text, and
+//!   the connection closed (docs/protocol.md §14.1); the peer's half-close does not stop the
+//!   answer, but a peer that does not take it within [`HANDSHAKE_IDLE`] of no progress, or
+//!   [`FOUR_LETTER_DEADLINE`] in all, is dropped, and shutdown never waits for it;
+//! * a connection silent for its session timeout (10 s before the handshake) is closed; the
+//!   session lives on until its own expiry (docs/protocol.md §13.1);
+//! * reading goes on while a write is pending, so a client taking a large reply slowly still
+//!   has its pings read and keeps its session; requests are read only while fewer than
+//!   [`MAX_QUEUED_FRAMES`] frames wait to be written to the connection, so a client that floods
+//!   requests without reading the replies stops being read, not served without bound;
+//! * the bytes waiting to be written to a connection are capped (`Config::outbound_limit`,
+//!   [`outbox`]): a connection that would pass the cap is closed;
+//! * a write that makes no progress for the session's timeout (10 s before the handshake)
+//!   closes the connection: a peer that stopped reading is dropped, as ZooKeeper's connection
+//!   expirer drops one that does no I/O for as long;
+//! * a close that owes the peer nothing (its session expired or was taken over) drops the
+//!   connection at once, mid-write included ([`outbox`]).
+
+pub(super) mod outbox;
+mod reader;
+mod writer;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+use shepherd_protocol::{FourLetterWord, FrameCodec};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{Notify, mpsc, watch};
+use tokio_util::codec::FramedRead;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::admin;
+use super::router::{Outbound, Shared};
+use super::stats::ConnStats;
+use crate::core::{ConnId, ConnInfo, SessionId};
+use outbox::{Meter, Outbox};
+
+/// How long a connection may stay silent before its handshake, and how long a write may make
+/// no progress before it (ZooKeeper: `zookeeper.nio.sessionlessCnxnTimeout`, 10 s).
+pub(crate) const HANDSHAKE_IDLE: Duration = Duration::from_secs(10);
+
+/// The longest a four-letter word's answer may take to write, however slowly the peer reads.
+pub(crate) const FOUR_LETTER_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Requests are read from a connection only while fewer frames than this wait to be written
+/// to it. ZooKeeper stops reading at 1 000 outstanding requests (`globalOutstandingLimit`);
+/// here the bound is per connection and counts what the connection has not yet taken.
+pub(crate) const MAX_QUEUED_FRAMES: u64 = 1000;
+
+/// Registers a connection over `io` from `peer` and spawns its task on `tasks`. Refused (false,
+/// and `io` dropped at once) when `per_ip_limit` (0 for none) connections from `peer`'s address
+/// are already open. Must be called within a tokio runtime.
+pub(super) fn spawn<S>(
+    shared: &Arc<Shared>,
+    tasks: &TaskTracker,
+    shutdown: &CancellationToken,
+    io: S,
+    peer: SocketAddr,
+    per_ip_limit: usize,
+) -> bool
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let kill = shutdown.child_token();
+    let meter = Arc::new(Meter::new(shared.config.outbound_limit()));
+    let (outbox, rx) = Outbox::new(meter.clone(), kill.clone());
+    let Some((id, stats)) = shared.register(peer, per_ip_limit, outbox, kill.clone()) else {
+        return false;
+    };
+    let conn = Conn {
+        shared: shared.clone(),
+        id,
+        stats,
+        meter,
+        kill,
+        shutdown: shutdown.clone(),
+    };
+    tasks.spawn(run(conn, io, rx));
+    true
+}
+
+/// What the connection's task holds, read by its reader and writer alike.
+struct Conn {
+    shared: Arc<Shared>,
+    id: ConnId,
+    stats: Arc<ConnStats>,
+    meter: Arc<Meter>,
+    /// Cancelled on shutdown, by the close_connection control, at the outbound limit, and by a
+    /// close that owes the peer nothing.
+    kill: CancellationToken,
+    /// The server's shutdown, of which `kill` is a child.
+    shutdown: CancellationToken,
+}
+
+/// What the reader and the writer share within one task.
+struct Link {
+    /// How long a write may make no progress, in ms: the handshake limit, then the session's
+    /// timeout, fixed for the life of the connection.
+    stall_ms: AtomicU64,
+    /// The connection's session once the handshake is answered; 0 before.
+    session: AtomicI64,
+    /// Notified whenever the writer has taken frames off the queue.
+    drained: Notify,
+    /// Cancelled when the peer has closed its sending half: the writer ends once its queue is
+    /// empty.
+    eof: CancellationToken,
+}
+
+impl Link {
+    fn stall(&self) -> Duration {
+        Duration::from_millis(self.stall_ms.load(Relaxed))
+    }
+
+    fn session(&self) -> Option<SessionId> {
+        Some(self.session.load(Relaxed)).filter(|s| *s != 0)
+    }
+}
+
+/// How a connection's reading or writing ended.
+#[derive(Debug)]
+enum End {
+    /// The peer closed its half, and everything queued before was written.
+    PeerClosed,
+    /// Nothing read for the connection's idle limit.
+    Idle,
+    /// A queued `Close` was reached and written.
+    Closed,
+    /// A four-letter word, to answer before closing.
+    FourLetterWord(FourLetterWord),
+    /// The kill token: shutdown, a control, the outbound limit, or an expiry.
+    Killed,
+    /// A write made no progress for the connection's stall limit.
+    Stalled,
+}
+
+/// The connection's task: reads and applies requests while it writes what is queued for it.
+async fn run<S>(conn: Conn, io: S, mut rx: mpsc::UnboundedReceiver<Outbound>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let (shared, id) = (&conn.shared, conn.id);
+    let peer = conn.stats.peer;
+    shared.with_core(|core, _| core.open_connection(id, ConnInfo { addr: peer.ip() }));
+    let (read, mut write) = tokio::io::split(io);
+    let mut frames = FramedRead::new(read, FrameCodec::server(shared.config.max_buffer));
+    let link = Link {
+        stall_ms: AtomicU64::new(HANDSHAKE_IDLE.as_millis() as u64),
+        session: AtomicI64::new(0),
+        drained: Notify::new(),
+        eof: CancellationToken::new(),
+    };
+    let ended = tokio::select! {
+        biased;
+        _ = conn.kill.cancelled() => Ok(End::Killed),
+        end = reader::read_loop(&conn, &link, &mut frames) => end,
+        end = writer::write_loop(&conn, &link, &mut write, &mut rx) => end,
+    };
+    let end = match ended {
+        Ok(end) => end,
+        Err(error) => {
+            // Oversized frames land here too: ZooKeeper closes without a reply, and so do we.
+            tracing::debug!(%peer, %error, "connection closed");
+            End::Closed
+        }
+    };
+    match end {
+        End::FourLetterWord(word) => {
+            let text = admin::answer(shared, word);
+            let answered = tokio::select! {
+                biased;
+                _ = conn.kill.cancelled() => Ok(false),
+                done = tokio::time::timeout(
+                    FOUR_LETTER_DEADLINE,
+                    writer::write_text(&mut write, text.as_bytes(), HANDSHAKE_IDLE),
+                ) => done.unwrap_or(Ok(false)),
+            };
+            if !matches!(answered, Ok(true)) {
+                tracing::debug!(%peer, "four-letter word's answer not taken; dropped");
+            }
+        }
+        End::Killed => {
+            if conn.meter.overflowed() {
+                shared.stats.closed_outbound_limit.fetch_add(1, Relaxed);
+                tracing::info!(%peer, limit = shared.config.outbound_limit(),
+                    "closing a connection whose unwritten replies passed the outbound limit");
+            }
+            // A frozen connection is behind a partition: the close reaches the peer only when
+            // it heals (or the server shuts down).
+            if !conn.shutdown.is_cancelled()
+                && let Some(session) = link.session()
+                && shared.frozen.contains(session)
+            {
+                let mut freeze = shared.frozen.watch();
+                wait_thawed(shared, session, &mut freeze, &conn.shutdown).await;
+            }
+        }
+        End::Stalled => {
+            shared.stats.closed_write_stalled.fetch_add(1, Relaxed);
+            tracing::info!(%peer, "closing a connection whose writes made no progress");
+        }
+        End::Idle => tracing::debug!(%peer, "closing idle connection"),
+        End::PeerClosed | End::Closed => {}
+    }
+    drop((frames, write));
+    shared.unregister(id);
+}
+
+/// Waits until `session` is thawed. False when `cancel` (the kill token, or shutdown) comes
+/// first.
+async fn wait_thawed(
+    shared: &Shared,
+    session: SessionId,
+    freeze: &mut watch::Receiver<u64>,
+    cancel: &CancellationToken,
+) -> bool {
+    loop {
+        freeze.borrow_and_update();
+        if !shared.frozen.contains(session) {
+            return true;
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => return false,
+            changed = freeze.changed() => if changed.is_err() { return false },
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! A connection's outbound queue, as the router fills it: what the core sends the connection,
+//! metered in bytes, and the two ways a connection is dropped without waiting for its queue.
+//!
+//! Invariants:
+//! * the bytes queued for one connection and not yet written never exceed its limit: the frame
+//!   that would cross it is not queued, and the connection is killed instead (ZooKeeper closes a
+//!   connection it cannot write to; this closes one that has stopped taking what it asked for
+//!   before it holds the server's memory hostage);
+//! * a close that owes the peer nothing (a session expired or taken over by another connection,
+//!   a frame that could not be read) kills the connection at once, even in the middle of a
+//!   write, rather than queue behind what the peer is not reading. A close that follows a frame
+//!   for the same connection in the same batch (closeSession's reply, an auth failure's) is
+//!   queued after it, so that the frame is written first.
+//!
+//! The router calls [`Outbox::push`] under the core lock: it never blocks and never allocates
+//! beyond the queued message.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::core::{Action, ConnId};
+use crate::shell::router::Outbound;
+use crate::shell::stats::ConnStats;
+
+/// The length prefix every frame carries on the wire.
+const PREFIX: usize = 4;
+
+/// What a queued frame holds besides its bytes, as the meter counts it: the buffer's handle,
+/// its slot in the queue, the allocator's rounding. Without it a flood of tiny notifications
+/// (33 bytes each for "/") would hold three times what the meter says.
+pub(crate) const FRAME_OVERHEAD: usize = 64;
+
+/// The byte meter shared by a connection's outbox (which adds) and its writer (which takes
+/// away what it has written).
+#[derive(Debug)]
+pub(crate) struct Meter {
+    /// Bytes queued or being written: length prefixes included, and [`FRAME_OVERHEAD`] for
+    /// every frame still queued.
+    bytes: AtomicUsize,
+    /// The most `bytes` may reach.
+    limit: usize,
+    /// Set when a frame was refused at the limit (and the connection killed for it).
+    overflowed: AtomicBool,
+}
+
+impl Meter {
+    pub(crate) fn new(limit: usize) -> Meter {
+        Meter {
+            bytes: AtomicUsize::new(0),
+            limit,
+            overflowed: AtomicBool::new(false),
+        }
+    }
+
+    /// Takes `bytes` off the count: bytes written to the stream, or a frame's
+    /// [`FRAME_OVERHEAD`] once it has left the queue.
+    pub(crate) fn release(&self, bytes: usize) {
+        // Saturating: a frame refused at the limit was never added.
+        let _ = self
+            .bytes
+            .fetch_update(Relaxed, Relaxed, |b| Some(b.saturating_sub(bytes)));
+    }
+
+    /// Bytes queued or being written.
+    #[cfg(test)]
+    pub(crate) fn queued(&self) -> usize {
+        self.bytes.load(Relaxed)
+    }
+
+    /// Whether the connection was killed for crossing its limit.
+    pub(crate) fn overflowed(&self) -> bool {
+        self.overflowed.load(Relaxed)
+    }
+}
+
+/// The bytes a frame of `payload_len` takes on the wire.
+pub(crate) fn wire_len(payload_len: usize) -> usize {
+    payload_len.saturating_add(PREFIX)
+}
+
+/// What a queued frame of `payload_len` counts against the limit.
+fn charge(payload_len: usize) -> usize {
+    wire_len(payload_len).saturating_add(FRAME_OVERHEAD)
+}
+
+/// The sending side of one connection's queue, held by the router.
+pub(crate) struct Outbox {
+    tx: mpsc::UnboundedSender<Outbound>,
+    meter: Arc<Meter>,
+    kill: CancellationToken,
+}
+
+impl Outbox {
+    /// An outbox and the receiving end its connection task drains, metered by `meter`.
+    pub(crate) fn new(
+        meter: Arc<Meter>,
+        kill: CancellationToken,
+    ) -> (Outbox, mpsc::UnboundedReceiver<Outbound>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Outbox { tx, meter, kill }, rx)
+    }
+
+    /// Queues `message`, or kills the connection: for an [`Outbound::Abort`], or for a frame
+    /// that would take the queued bytes past the limit (the frame is dropped, and so is every
+    /// later one: the connection is going). A queued frame counts in `stats.queued`. Never
+    /// blocks.
+    pub(crate) fn push(&self, message: Outbound, stats: &ConnStats) {
+        if self.kill.is_cancelled() {
+            return;
+        }
+        match &message {
+            Outbound::Frame(payload) => {
+                let len = charge(payload.len());
+                let before = self.meter.bytes.fetch_add(len, Relaxed);
+                if before.saturating_add(len) > self.meter.limit {
+                    self.meter.bytes.fetch_sub(len, Relaxed);
+                    self.meter.overflowed.store(true, Relaxed);
+                    self.kill.cancel();
+                    return;
+                }
+                stats.queued.fetch_add(1, Relaxed);
+            }
+            Outbound::Abort => {
+                self.kill.cancel();
+                return;
+            }
+            Outbound::Close | Outbound::Delay(_) => {}
+        }
+        // A send fails only when the connection task has already ended; its stream is gone and
+        // the core hears of it through close_connection.
+        let _ = self.tx.send(message);
+    }
+}
+
+/// The core's actions as messages for the connections they are for, in order. A `Close` with
+/// no frame before it for the same connection in this batch owes the peer nothing and becomes
+/// [`Outbound::Abort`]; one after such a frame stays a `Close`, written after the frame.
+pub(crate) fn from_actions(actions: Vec<Action>) -> Vec<(ConnId, Outbound)> {
+    let mut owed: HashSet<ConnId> = HashSet::new();
+    actions
+        .into_iter()
+        .map(|action| match Outbound::from_action(action) {
+            (conn, Outbound::Close) if !owed.contains(&conn) => (conn, Outbound::Abort),
+            (conn, message) => {
+                if matches!(message, Outbound::Frame(_)) {
+                    owed.insert(conn);
+                }
+                (conn, message)
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::{Ipv4Addr, SocketAddr};
+
+    use bytes::Bytes;
+
+    use super::*;
+
+    fn outbox(limit: usize) -> (Outbox, mpsc::UnboundedReceiver<Outbound>, Arc<Meter>) {
+        let meter = Arc::new(Meter::new(limit));
+        let (outbox, rx) = Outbox::new(meter.clone(), CancellationToken::new());
+        (outbox, rx, meter)
+    }
+
+    fn stats() -> ConnStats {
+        ConnStats::new(SocketAddr::from((Ipv4Addr::LOCALHOST, 1)), 0)
+    }
+
+    /// A frame whose charge is 100 bytes.
+    fn frame() -> Outbound {
+        Outbound::Frame(Bytes::from_static(&[0; 100 - PREFIX - FRAME_OVERHEAD]))
+    }
+
+    #[test]
+    fn the_queue_never_holds_more_than_the_limit() {
+        let (outbox, mut rx, meter) = outbox(1000);
+        let stats = stats();
+        for _ in 0..10_000 {
+            outbox.push(frame(), &stats);
+        }
+        // Ten frames fit; the eleventh kills the connection, and nothing more is queued.
+        assert!(outbox.kill.is_cancelled());
+        assert!(meter.overflowed());
+        assert_eq!(meter.queued(), 1000);
+        assert_eq!(stats.queued.load(Relaxed), 10);
+        let mut held = 0;
+        while let Ok(Outbound::Frame(p)) = rx.try_recv() {
+            held += charge(p.len());
+        }
+        assert_eq!(held, 1000);
+    }
+
+    #[test]
+    fn released_bytes_make_room_again() {
+        let (outbox, _rx, meter) = outbox(200);
+        let stats = stats();
+        outbox.push(frame(), &stats);
+        outbox.push(frame(), &stats);
+        meter.release(100);
+        outbox.push(frame(), &stats);
+        assert!(!outbox.kill.is_cancelled());
+        assert_eq!(meter.queued(), 200);
+    }
+
+    #[test]
+    fn a_close_that_owes_nothing_aborts_and_one_after_a_reply_waits_for_it() {
+        let routed = from_actions(vec![
+            Action::Close(1),
+            Action::Send(2, vec![1]),
+            Action::Close(2),
+            Action::Send(3, vec![1]),
+        ]);
+        assert!(matches!(routed[0], (1, Outbound::Abort)));
+        assert!(matches!(routed[2], (2, Outbound::Close)));
+        let (outbox, mut rx, _) = outbox(100);
+        outbox.push(Outbound::Abort, &stats());
+        assert!(outbox.kill.is_cancelled());
+        assert!(rx.try_recv().is_err(), "nothing queued after an abort");
+    }
+}

@@ -1,0 +1,146 @@
+//! A connection's reading half: frames in, the core called, replies routed onto the queue the
+//! writer drains.
+//!
+//! Invariants: requests are applied in the order they were read, each under the core lock, so
+//! their replies are queued in that order; reading pauses (and the idle timer with it) while
+//! the session is frozen or while [`MAX_QUEUED_FRAMES`] frames wait to be written, and goes on
+//! while a write is pending otherwise. Cancellation: the task drops this future when the
+//! connection ends; between two frames it holds no partial state.
+
+use std::io;
+use std::pin::pin;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use shepherd_protocol::{ConnectRequest, Frame, FrameCodec, decode_from};
+use tokio::io::AsyncRead;
+use tokio::time::Instant;
+use tokio_util::codec::FramedRead;
+
+use super::{Conn, End, HANDSHAKE_IDLE, Link, MAX_QUEUED_FRAMES, wait_thawed};
+use crate::shell::faults::apply_fault;
+use crate::shell::stats::request_op;
+
+/// Reads and applies frames until the connection should end. On the peer's end of stream, or
+/// once a fault has closed the connection, it stops reading and never returns: the writer
+/// finishes what is queued.
+pub(super) async fn read_loop<R: AsyncRead + Unpin>(
+    conn: &Conn,
+    link: &Link,
+    frames: &mut FramedRead<R, FrameCodec>,
+) -> io::Result<End> {
+    let shared = &conn.shared;
+    let id = conn.id;
+    let stats = &conn.stats;
+    let mut connected = false;
+    // The silence allowed: the handshake limit, then the session's timeout.
+    let mut idle = HANDSHAKE_IDLE;
+    let mut idle_deadline = Instant::now() + idle;
+    let mut freeze = shared.frozen.watch();
+    loop {
+        // A frozen session's connection reads nothing until thawed.
+        freeze.borrow_and_update();
+        if let Some(session) = link.session()
+            && shared.frozen.contains(session)
+        {
+            if !wait_thawed(shared, session, &mut freeze, &conn.kill).await {
+                return Ok(End::Killed);
+            }
+            idle_deadline = Instant::now() + idle;
+            continue;
+        }
+        // Too much waits to be written: read nothing more of this peer's until it takes some.
+        // Its silence meanwhile is ours, so the idle timer starts again afterwards.
+        if stats.queued.load(Relaxed) >= MAX_QUEUED_FRAMES {
+            let mut drained = pin!(link.drained.notified());
+            drained.as_mut().enable();
+            if stats.queued.load(Relaxed) >= MAX_QUEUED_FRAMES {
+                drained.await;
+            }
+            idle_deadline = Instant::now() + idle;
+            continue;
+        }
+        let frame = tokio::select! {
+            // A freeze or thaw somewhere: check again at the top.
+            _ = freeze.changed() => continue,
+            _ = tokio::time::sleep_until(idle_deadline) => return Ok(End::Idle),
+            frame = frames.next() => frame,
+        };
+        let Some(frame) = frame else {
+            link.eof.cancel();
+            return std::future::pending().await;
+        };
+        let payload = match frame? {
+            Frame::FourLetterWord(word) => return Ok(End::FourLetterWord(word)),
+            Frame::Payload(payload) => payload,
+        };
+        stats.received.fetch_add(1, Relaxed);
+        shared.stats.packets_received.fetch_add(1, Relaxed);
+        if payload.len() >= 8 {
+            let op = i32::from_be_bytes([payload[4], payload[5], payload[6], payload[7]]);
+            stats.last_op.store(op as u32 as u64, Relaxed);
+        }
+        // A frame of a frozen session (a reconnect's handshake included) is held, and nothing
+        // behind it read, until the thaw.
+        if shared.frozen.any() {
+            let session = if connected {
+                link.session()
+            } else {
+                decode_from::<ConnectRequest>(&payload)
+                    .ok()
+                    .map(|r| r.session_id)
+            };
+            if let Some(session) = session
+                && shared.frozen.contains(session)
+                && !wait_thawed(shared, session, &mut freeze, &conn.kill).await
+            {
+                return Ok(End::Killed);
+            }
+        }
+        let started = std::time::Instant::now();
+        let op = if connected {
+            request_op(&payload)
+        } else {
+            None
+        };
+        let mut draining = false;
+        if connected {
+            // Only fault rules need the session; spare the hot path a second turn of the core
+            // lock when there are none.
+            let session = if shared.faults.any() {
+                link.session()
+            } else {
+                None
+            };
+            match shared.faults.matching(session, &payload) {
+                None => shared.apply(|core, now| core.request(id, &payload, now)),
+                Some(fault) => draining = apply_fault(shared, id, &payload, fault),
+            }
+        } else {
+            connected = true;
+            // A new session's deadline wakes the ticker through `with_core`.
+            shared.apply(|core, now| core.connect(id, &payload, now));
+            let (session, timeout) = shared.query(|core| {
+                let session = core.connection_session(id);
+                (session, session.and_then(|s| core.session_timeout(s)))
+            });
+            if let Some(session) = session {
+                link.session.store(session, Relaxed);
+            }
+            if let Some(ms) = timeout {
+                idle = Duration::from_millis(ms.max(1) as u64);
+                link.stall_ms.store(idle.as_millis() as u64, Relaxed);
+            }
+        }
+        shared
+            .stats
+            .record_latency(op, started.elapsed().as_micros() as u64);
+        if draining {
+            // A fault closed the connection: read nothing more; the writer flushes up to the
+            // queued Close.
+            return std::future::pending().await;
+        }
+        idle_deadline = Instant::now() + idle;
+    }
+}
