@@ -213,6 +213,11 @@ fn session_slices_resume_within_a_sessions_ephemerals() {
         .collect();
     assert_eq!(ephemerals, want);
     assert!(slices >= 4, "13 steps in slices of 3: {slices}");
+    // mntr's ephemerals_count is a counter: it follows deletes and session ends.
+    assert_eq!(h.core.ephemerals_count(), 10);
+    h.send(&mut b, delete("/b0", -1));
+    h.send(&mut a, Request::CloseSession);
+    assert_eq!(h.core.ephemerals_count(), 2);
 }
 
 #[test]
