@@ -2,22 +2,31 @@
 """Workload, dumper and comparer for the data-directory compatibility check (.ci/datadir-compat.sh).
 
     python3 tests/interop/datadir.py workload HOST:PORT DATA_DIR SNAP_COUNT [ROOT]
+    python3 tests/interop/datadir.py few HOST:PORT
     python3 tests/interop/datadir.py dump HOST:PORT OUT.jsonl
     python3 tests/interop/datadir.py compare A.jsonl B.jsonl
+    python3 tests/interop/datadir.py resume HOST:PORT SESSION_ID PASSWORD_HEX
 
 `workload` writes, under ROOT (default /dd), every kind of node a ZooKeeper 3.8 data directory can hold:
 persistent, ephemeral (of a session it leaves alive: the process exits without closing it),
 sequential, a container with a child, TTL nodes, data that is null, empty, small and large,
 digest, ip and reduced-world ACLs, setData, setACL, deletes, a successful and a failed multi,
-a failed plain write, and a session that closes. It writes enough to cross several snapshots
+a failed plain write, and a session that closes. It prints the kept session's id and password
+(`workload: keeper session ID PASSWORD_HEX`). It writes enough to cross several snapshots
 of a server configured with SNAP_COUNT, then ends with transactions after the newest snapshot
 in DATA_DIR/version-2 (see `end_after_a_snapshot`), so that a restart needs both the snapshot
 and the log. It prints the last zxid it wrote.
+
+`few` creates /few and three children: a directory stopped before its first snapCount
+snapshot (ZooKeeper refuses logs without any snapshot before them).
 
 `dump` walks the whole tree from "/" as the servers' digest super user and writes one JSON line
 per node, sorted by path: data (hex, or null), every Stat field and the ACL list.
 
 `compare` prints every difference between two dumps and exits 1 if there is any.
+
+`resume` tries to resume a session by id and password and prints `resume: resumed` or
+`resume: refused` (the server answered as for an expired session).
 
 kazoo is the client because CI already installs it for the interop suite, it drives both
 servers the same way, and it reports the full Stat and ACLs; container and TTL creates, which
@@ -178,20 +187,33 @@ def workload(hosts, data_dir, snap_count):
     closing.stop()
     closing.close()
 
-    # Enough transactions for several snapshots: ZooKeeper's rule snapshots within snapCount.
+    # With the rest, about 130 transactions: several snapshots for a snapCount up to 40
+    # (ZooKeeper's rule snapshots after snapCount/2 to snapCount transactions).
     create(f"{ROOT}/bulk")
-    for i in range(3 * snap_count):
+    for i in range(60):
         create(f"{ROOT}/bulk/n-{i:03d}", data_of(i))
-    for i in range(0, 3 * snap_count, 3):
+    for i in range(0, 60, 3):
         w(zk.set(f"{ROOT}/bulk/n-{i:03d}", data_of(i + 1)))
 
     last = end_after_a_snapshot(zk, data_dir, snap_count, last)
     zk.stop()
     zk.close()
-    print(f"workload: done, last zxid {last:#x}, ephemerals of session {keeper.client_id[0]:#x} left alive")
+    sid, password = keeper.client_id
+    print(f"workload: done, last zxid {last:#x}, ephemerals of session {sid:#x} left alive")
+    print(f"workload: keeper session {sid} {password.hex()}")
     sys.stdout.flush()
     # Leave the keeper's session open on the server: exit without a closeSession.
     os._exit(0)
+
+
+def few(hosts):
+    zk = client(hosts)
+    zk.create("/few", b"few")
+    for i in range(3):
+        zk.create(f"/few/{i}", bytes([i]) * i)
+    zk.stop()
+    zk.close()
+    print("few: 4 nodes created")
 
 
 def snapshot_zxids(data_dir):
@@ -286,6 +308,19 @@ def compare(a_path, b_path):
     return 1 if diffs else 0
 
 
+def resume(hosts, session_id, password_hex):
+    """kazoo reports a refused resume as LOST and then opens a new session by itself."""
+    states = []
+    zk = KazooClient(hosts=hosts, timeout=KEEPER_TIMEOUT, connection_retry=None,
+                     client_id=(session_id, bytes.fromhex(password_hex)))
+    zk.add_listener(states.append)
+    zk.start(timeout=WAIT)
+    resumed = zk.client_id[0] == session_id and "LOST" not in states
+    zk.stop()  # a resumed session is closed here: its ephemerals go
+    zk.close()
+    print(f"resume: {'resumed' if resumed else 'refused'} session {session_id:#x} on {hosts}")
+
+
 def main(argv):
     usage = __doc__.split("\n\n")[1]
     if len(argv) < 2:
@@ -295,8 +330,12 @@ def main(argv):
         global ROOT
         ROOT = args[3] if len(args) == 4 else ROOT
         workload(args[0], args[1], int(args[2]))
+    elif cmd == "few" and len(args) == 1:
+        few(args[0])
     elif cmd == "dump" and len(args) == 2:
         dump(*args)
+    elif cmd == "resume" and len(args) == 3:
+        resume(args[0], int(args[1]), args[2])
     elif cmd == "compare" and len(args) == 2:
         return compare(*args)
     else:
