@@ -10,6 +10,7 @@ mod log;
 mod multi;
 mod props;
 mod reaper;
+mod restore;
 mod sessions;
 mod watches;
 
