@@ -1,8 +1,10 @@
 //! Server configuration: the embedded builder's settings and the subset of `zoo.cfg` that a
-//! standalone, in-memory server can honour.
+//! standalone server can honour, the data directory's keys included ([`Durability`]).
 //!
 //! A `zoo.cfg` key we do not know is reported back as a warning, never an error: configuration
-//! files written for a real ensemble (dataDir, initLimit, server.N, …) must start a dev server.
+//! files written for a real ensemble (initLimit, server.N, …) must start a dev server.
+
+mod durability;
 
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -11,6 +13,11 @@ use std::time::Duration;
 use shepherd_protocol::{DEFAULT_MAX_BUFFER, FourLetterWord};
 
 use crate::core::CoreConfig;
+use durability::KeyOutcome;
+pub use durability::{
+    DEFAULT_PREALLOC_BYTES, DEFAULT_SNAP_COUNT, DEFAULT_SNAP_SIZE_LIMIT_KB, Durability,
+    MIN_SNAP_RETAIN_COUNT,
+};
 
 /// Which four-letter words a server answers (`4lw.commands.whitelist`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,6 +92,8 @@ pub struct Config {
     /// The `zoo.cfg` text the server started from (the AdminServer's
     /// `initial_configuration`), if any.
     pub initial_configuration: Option<String>,
+    /// Where and how state is kept on disk; in memory by default.
+    pub durability: Durability,
 }
 
 /// The largest `jute.maxbuffer` accepted: 256 MiB. ZooKeeper sets no bound, but each
@@ -122,6 +131,7 @@ impl Default for Config {
             admin_server: None,
             metrics_server: None,
             initial_configuration: None,
+            durability: Durability::default(),
         }
     }
 }
@@ -252,21 +262,22 @@ impl Config {
                 "metricsProvider.exportJvmInfo" => {
                     warnings.push(format!("{key} is ignored: there is no JVM"));
                 }
-                // Keys of a persistent or replicated server: meaningless in memory, but
-                // harmless, so a real zoo.cfg still starts.
-                "dataDir"
-                | "dataLogDir"
-                | "initLimit"
-                | "syncLimit"
-                | "autopurge.snapRetainCount"
-                | "autopurge.purgeInterval"
-                | "standaloneEnabled"
-                | "reconfigEnabled"
-                | "preAllocSize"
-                | "snapCount" => {
-                    warnings.push(format!("{key} is ignored: Shepherd keeps state in memory"));
+                // Keys of a replicated server: meaningless standalone, but harmless, so a
+                // real zoo.cfg still starts.
+                "initLimit" | "syncLimit" | "standaloneEnabled" | "reconfigEnabled" => {
+                    warnings.push(format!("{key} is ignored: Shepherd runs standalone"));
                 }
-                other => warnings.push(format!("unknown zoo.cfg key {other} ignored")),
+                other => match self
+                    .durability
+                    .apply_key(other, value)
+                    .map_err(|e| bad(&e))?
+                {
+                    KeyOutcome::Applied => {}
+                    KeyOutcome::Warning(warning) => warnings.push(warning),
+                    KeyOutcome::Unknown => {
+                        warnings.push(format!("unknown zoo.cfg key {other} ignored"));
+                    }
+                },
             }
         }
         if admin_on {
@@ -310,7 +321,11 @@ mod tests {
         assert_eq!(config.port, 2181);
         assert!(config.four_letter_words.allows(FourLetterWord::Mntr));
         assert!(!config.four_letter_words.allows(FourLetterWord::Ruok));
-        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert_eq!(
+            config.durability.data_dir,
+            Some(std::path::PathBuf::from("/tmp/zk"))
+        );
         assert!(config.apply_zoo_cfg("tickTime=abc").is_err());
         assert_eq!(
             config.admin_server, None,

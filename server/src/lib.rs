@@ -24,7 +24,7 @@ pub mod core;
 mod shell;
 pub mod storage;
 
-pub use config::{Config, FourLetterWhitelist};
+pub use config::{Config, Durability, FourLetterWhitelist};
 pub use shell::{
     ConnStats, ControlError, Fault, FaultId, FaultRule, FaultTimes, Server, ServerBuilder,
     ServerHandle, ServerStats,

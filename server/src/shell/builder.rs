@@ -16,11 +16,12 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::clock::Clock;
+use super::clock::{self, Clock};
+use super::durable::{self, Durable};
 use super::handle::ServerHandle;
 use super::http::{self, Endpoints};
 use super::router::Shared;
-use super::{listener, ticker};
+use super::{listener, snapshot, ticker};
 use crate::config::Config;
 use crate::core::Core;
 
@@ -35,6 +36,7 @@ impl Server {
             config: Config::default(),
             listener: None,
             shutdown: None,
+            initial_zxid: None,
         }
     }
 }
@@ -45,6 +47,8 @@ pub struct ServerBuilder {
     config: Config,
     listener: Option<TcpListener>,
     shutdown: Option<CancellationToken>,
+    /// The zxid given to [`ServerBuilder::initial_zxid`], which wins over the clock's epoch.
+    initial_zxid: Option<i64>,
 }
 
 impl ServerBuilder {
@@ -135,10 +139,35 @@ impl ServerBuilder {
         self
     }
 
-    /// The zxid to start from (default 0), so that a fresh in-memory server does not refuse
-    /// clients that saw a higher zxid on an earlier one (docs/protocol.md §2.4 step 2).
+    /// The zxid to start from when there is nothing to recover. By default the epoch (the
+    /// high 32 bits) is the wall clock's seconds since the Unix epoch, so that a fresh server
+    /// is above anything an earlier run handed out and does not refuse clients that saw a
+    /// higher zxid there (docs/protocol.md §2.4 step 2).
     pub fn initial_zxid(mut self, zxid: i64) -> Self {
-        self.config.core.initial_zxid = zxid;
+        self.initial_zxid = Some(zxid);
+        self
+    }
+
+    /// `dataDir`: keep the tree, the sessions and the zxid in `dir/version-2`, in ZooKeeper
+    /// 3.8's own transaction log and snapshot format, and recover them at start. Without it a
+    /// server keeps everything in memory.
+    pub fn data_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.config.durability.data_dir = Some(dir.into());
+        self
+    }
+
+    /// `forceSync` (default true): fsync the transaction log before anything that depends on
+    /// a write is sent. False only flushes to the OS: faster, and safe against a crash of the
+    /// process but not of the machine.
+    pub fn force_sync(mut self, on: bool) -> Self {
+        self.config.durability.force_sync = on;
+        self
+    }
+
+    /// `snapCount` (default 100,000): about how many transactions between snapshots
+    /// (randomised between half and all of it, as ZooKeeper does). At least 2.
+    pub fn snap_count(mut self, n: u32) -> Self {
+        self.config.durability.snap_count = n.max(2);
         self
     }
 
@@ -179,9 +208,14 @@ impl ServerBuilder {
     /// Binds (unless given a listener) and starts serving. Ready when it returns: a client may
     /// connect at once.
     ///
+    /// With a data directory, the state is recovered from it first (blocking work, run off
+    /// the async workers), and one line says what was recovered and how long it took.
+    ///
     /// # Errors
     /// The bind error, e.g. `AddrInUse` for a taken port, of the client listener or of the
-    /// AdminServer's or `/metrics`'s.
+    /// AdminServer's or `/metrics`'s; with a data directory, a
+    /// [`StorageError`](crate::storage::StorageError) (inside the `io::Error`) naming the path
+    /// that could not be created, read or written.
     pub async fn start(self) -> io::Result<ServerHandle> {
         let listener = match self.listener {
             Some(l) => l,
@@ -191,22 +225,53 @@ impl ServerBuilder {
         let local_addr = listener.local_addr()?;
         let clock = Clock::new();
         let mut core_config = self.config.core.clone();
+        core_config.initial_zxid = match self.initial_zxid {
+            Some(zxid) => zxid,
+            // A configuration that names a zxid (`Config::core`) keeps it.
+            None if core_config.initial_zxid != 0 => core_config.initial_zxid,
+            None => clock::epoch_zxid(clock.now().wall_ms),
+        };
         // Session passwords must not be guessable from the session id: their key comes from
-        // the OS random source.
+        // the OS random source (a durable server then takes the one kept in its data dir).
         rand::rngs::OsRng
             .try_fill_bytes(&mut core_config.session_secret)
             .map_err(io::Error::other)?;
-        let core = Core::new(core_config, clock.now());
-        let shared = Arc::new(Shared::new(self.config, core, clock));
+        let (core, durable) = if self.config.durability.is_durable() {
+            let settings = self.config.durability.clone();
+            let now = clock.now();
+            // Recovery reads and writes files: off the async workers.
+            let (core, durable) = tokio::task::spawn_blocking(move || {
+                let durable = Durable::open(settings, core_config)?;
+                durable::recover(&durable, now).map(|core| (core, durable))
+            })
+            .await
+            .map_err(|e| io::Error::other(format!("recovery did not finish: {e}")))??;
+            (core, Some(durable))
+        } else {
+            (Core::new(core_config, clock.now()), None)
+        };
+        let recovered_zxid = core.last_zxid();
         let shutdown = self.shutdown.unwrap_or_default();
+        let generation = shutdown.child_token();
+        let shared = Arc::new(Shared::new(
+            self.config,
+            core,
+            clock,
+            durable,
+            generation.clone(),
+        ));
+        durable::start(&shared, recovered_zxid)?;
         let tracker = TaskTracker::new();
-        tracker.spawn(listener::accept_loop(
+        let listening = tracker.spawn(listener::accept_loop(
             listener,
             shared.clone(),
-            shutdown.clone(),
+            generation,
             tracker.clone(),
         ));
         tracker.spawn(ticker::tick_loop(shared.clone(), shutdown.clone()));
+        if shared.durable.is_some() {
+            tracker.spawn(snapshot::purge_loop(shared.clone(), shutdown.clone()));
+        }
         let mut http_addrs = (None, None);
         for (listener, endpoints) in http_listeners {
             let addr = Some(listener.local_addr()?);
@@ -224,7 +289,7 @@ impl ServerBuilder {
                 tracker.clone(),
             ));
         }
-        let mut handle = ServerHandle::new(shared, local_addr, shutdown, tracker);
+        let mut handle = ServerHandle::new(shared, local_addr, shutdown, tracker, listening);
         handle.http_addrs = http_addrs;
         Ok(handle)
     }

@@ -46,3 +46,25 @@ impl Clock {
         self.origin + Duration::from_millis(mono_ms)
     }
 }
+
+/// The first zxid of a server with nothing to recover: the epoch (the high 32 bits) is the
+/// wall clock's seconds since the Unix epoch, the counter 0. A later start gets a higher epoch,
+/// so its zxids are above anything an earlier run handed out, and clients that saw one are not
+/// refused (docs/protocol.md §2.4 step 2). Capped at `i32::MAX` seconds (the year 2038) so that
+/// the zxid stays positive.
+pub(super) fn epoch_zxid(wall_ms: i64) -> i64 {
+    let seconds = (wall_ms / 1000).clamp(0, i64::from(i32::MAX));
+    seconds << 32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_epoch_is_the_clocks_seconds_and_stays_positive() {
+        assert_eq!(epoch_zxid(1_700_000_000_999), 1_700_000_000 << 32);
+        assert_eq!(epoch_zxid(-5), 0);
+        assert!(epoch_zxid(i64::MAX) > 0);
+    }
+}

@@ -1,11 +1,12 @@
 //! The test controls of [`ServerHandle`]: what a test does to a running server that no client
 //! could, and what it reads of the server that no client sees.
 //!
-//! Grouped as sessions and connections (expire, cut, freeze), fault rules, waiting on the core,
-//! and seeding and inspection. Every control goes through the shared state's synchronous
-//! methods: a control that changes the core routes what results under the core lock, so its
-//! events reach clients in the core's order, exactly as if a request had caused them. A
-//! control that cannot apply says why with a [`ControlError`] value.
+//! Grouped as sessions and connections (expire, cut, freeze), the transaction log (freeze),
+//! fault rules, waiting on the core, and seeding and inspection. Every control goes through
+//! the shared state's synchronous methods: a control that changes the core routes what
+//! results under the core lock, so its events reach clients in the core's order, exactly as
+//! if a request had caused them. A control that cannot apply says why with a
+//! [`ControlError`] value.
 
 use shepherd_protocol::FourLetterWord;
 
@@ -99,6 +100,45 @@ impl ServerHandle {
     /// applied in order. Returns false if the session was not frozen.
     pub fn thaw_session(&self, session: SessionId) -> bool {
         self.shared.frozen.thaw(session)
+    }
+
+    // ---- The transaction log ----------------------------------------------------------------
+
+    /// Holds the transaction log, as a disk that stops answering would: writes are still
+    /// applied in memory, but their entries are not written, so nothing that depends on them
+    /// (their replies, the events they trigger, any session's reads after them, even pings)
+    /// is sent until [`ServerHandle::thaw_log`]. A batch already being written completes.
+    /// Returns false, and does nothing, without a data directory.
+    pub fn freeze_log(&self) -> bool {
+        match &self.shared.durable {
+            Some(durable) => {
+                durable.journal.freeze();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends a [`ServerHandle::freeze_log`]: what was held is written, and released once on
+    /// disk. Returns false if the log was not frozen.
+    pub fn thaw_log(&self) -> bool {
+        self.shared
+            .durable
+            .as_ref()
+            .is_some_and(|durable| durable.journal.thaw())
+    }
+
+    /// How many messages (replies, events, closes) wait for the disk; always 0 in memory.
+    pub fn held_for_disk(&self) -> usize {
+        self.shared.router().gate().map_or(0, |gate| gate.held())
+    }
+
+    /// The last zxid on disk; `None` in memory.
+    pub fn durable_zxid(&self) -> Option<i64> {
+        self.shared
+            .durable
+            .as_ref()
+            .map(|durable| durable.journal.durable())
     }
 
     // ---- Fault rules ----------------------------------------------------------------------

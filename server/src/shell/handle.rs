@@ -29,8 +29,12 @@ pub struct ServerHandle {
     local_addr: SocketAddr,
     /// The bound addresses of the AdminServer and of `/metrics`, when on.
     pub(super) http_addrs: (Option<SocketAddr>, Option<SocketAddr>),
-    shutdown: CancellationToken,
-    tracker: TaskTracker,
+    pub(super) shutdown: CancellationToken,
+    pub(super) tracker: TaskTracker,
+    /// The accept loop of the current generation (`restart.rs`).
+    pub(super) listening: parking_lot::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Restarts run one at a time.
+    pub(super) restart_lock: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for ServerHandle {
@@ -47,6 +51,7 @@ impl ServerHandle {
         local_addr: SocketAddr,
         shutdown: CancellationToken,
         tracker: TaskTracker,
+        listening: tokio::task::JoinHandle<()>,
     ) -> ServerHandle {
         ServerHandle {
             shared,
@@ -54,6 +59,8 @@ impl ServerHandle {
             http_addrs: (None, None),
             shutdown,
             tracker,
+            listening: parking_lot::Mutex::new(Some(listening)),
+            restart_lock: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -85,11 +92,40 @@ impl ServerHandle {
     }
 
     /// Stops accepting, closes every connection, and waits for every task to end. Sessions are
-    /// not closed: the server's state goes away with it.
+    /// not closed. In memory the server's state goes away with it; with a data directory the
+    /// transaction log is written and fsynced (forceSync or not) and closed before this
+    /// returns, so that everything acknowledged is on disk and a later start recovers it. The
+    /// data directory stays locked until the handle is dropped.
+    ///
+    /// Cancellation safe as far as it got: the server is stopping once this was first polled;
+    /// calling it again finishes the job.
     pub async fn shutdown(&self) {
         self.shutdown.cancel();
         self.tracker.close();
         self.tracker.wait().await;
+        if self.shared.durable.is_some() {
+            let shared = self.shared.clone();
+            // Blocking (a join and an fsync): off the async workers.
+            let _ = tokio::task::spawn_blocking(move || super::durable::close(&shared)).await;
+        }
+    }
+
+    /// Why the server stopped serving, if its transaction log failed (a full disk, an I/O
+    /// error): from then on no write is acknowledged, every connection is closed and new ones
+    /// are refused, as ZooKeeper halts in this case. `None` while healthy, and always in memory.
+    pub fn failure(&self) -> Option<String> {
+        self.shared.durable.as_ref().and_then(|d| d.failure())
+    }
+
+    /// Resolves when the transaction log fails (see [`ServerHandle::failure`]), with the
+    /// reason; never, in memory or while healthy.
+    ///
+    /// Cancellation safe.
+    pub async fn failed(&self) -> String {
+        match &self.shared.durable {
+            Some(durable) => durable.failed().await,
+            None => std::future::pending().await,
+        }
     }
 
     /// Serves one client connection over any byte stream, exactly as a connection accepted on
@@ -100,7 +136,7 @@ impl ServerHandle {
     /// stream, the server shuts down, or the connection is closed by the server (a fault, an
     /// expiry, [`ServerHandle::close_connection`]). The peer's address is `127.0.0.1:0`, and
     /// the per-IP limit (`maxClientCnxns`), which is about TCP clients, does not count it. After
-    /// shutdown, `io` is dropped at once.
+    /// shutdown, during a restart and after a failure of the log, `io` is dropped at once.
     ///
     /// # Panics
     /// Outside a tokio runtime.
@@ -108,14 +144,16 @@ impl ServerHandle {
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        if self.shutdown.is_cancelled() {
+        // The current generation: a restart or a failed log drops this connection too.
+        let generation = self.shared.generation.lock().clone();
+        if generation.is_cancelled() {
             return;
         }
         // No per-IP limit, so registration cannot refuse.
         let _ = conn::spawn(
             &self.shared,
             &self.tracker,
-            &self.shutdown,
+            &generation,
             io,
             IN_MEMORY_PEER,
             0,

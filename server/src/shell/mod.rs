@@ -10,6 +10,11 @@
 //! Ordering invariant: actions are routed while the core lock is held, so every connection's
 //! queue receives events and replies in the core's single total order (docs/protocol.md §9.6).
 //!
+//! Durability, with a data directory ([`durable`]): every core call's log entries go to the
+//! log thread ([`journal`]) under the core lock, and what the call routed waits in the
+//! [`gate`] until they are on disk; [`snapshot`] takes snapshots in slices beside it, and
+//! [`recovery`] rebuilds the core from disk at start and at a [`restart`].
+//!
 //! The rest: [`builder`] starts a server, [`handle`] is what its owner holds, [`controls`] the
 //! handle's test controls, [`faults`] and [`freeze`] the state those controls set, [`admin`]
 //! the four-letter words, [`clock`] the core's time, and [`stats`] the traffic counters.
@@ -19,14 +24,20 @@ mod builder;
 mod clock;
 mod conn;
 mod controls;
+mod durable;
 mod faults;
 mod freeze;
+mod gate;
 mod handle;
 mod http;
+mod journal;
 mod latency;
 mod listener;
+mod recovery;
 mod report;
+mod restart;
 mod router;
+mod snapshot;
 mod stats;
 mod ticker;
 

@@ -18,15 +18,17 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
-use tokio::sync::futures::Notified;
 use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::clock::Clock;
 use super::conn::outbox::{self, Outbox};
+use super::durable::Durable;
 use super::faults::FaultRules;
 use super::freeze::FrozenSessions;
+use super::gate::Gate;
 use super::stats::{ConnStats, ServerStats};
 use crate::config::Config;
 use crate::core::{Action, ConnId, Core, Now};
@@ -70,13 +72,17 @@ struct ConnEntry {
 pub(crate) struct Router {
     conns: Mutex<HashMap<ConnId, ConnEntry>>,
     next_conn: AtomicU64,
+    /// With a data directory: what is routed waits here until the writes it may reveal are on
+    /// disk (`gate.rs`).
+    gate: Option<Gate>,
 }
 
 impl Router {
-    fn new() -> Router {
+    fn new(gate: Option<Gate>) -> Router {
         Router {
             conns: Mutex::new(HashMap::new()),
             next_conn: AtomicU64::new(1),
+            gate,
         }
     }
 
@@ -85,12 +91,20 @@ impl Router {
         self.route_outbound(outbox::from_actions(actions));
     }
 
-    /// Pushes messages onto the queues of the connections they are for, in order; those for a
-    /// connection that is gone are dropped.
+    /// Pushes messages onto the queues of the connections they are for, in order (through the
+    /// gate, with a data directory); those for a connection that is gone are dropped.
     pub(crate) fn route_outbound(&self, routed: Vec<(ConnId, Outbound)>) {
         if routed.is_empty() {
             return;
         }
+        match &self.gate {
+            Some(gate) => gate.stage(routed),
+            None => self.deliver(routed),
+        }
+    }
+
+    /// Pushes messages onto their connections' queues now.
+    fn deliver(&self, routed: Vec<(ConnId, Outbound)>) {
         let conns = self.conns.lock();
         for (conn, message) in routed {
             if let Some(entry) = conns.get(&conn) {
@@ -109,6 +123,31 @@ impl Router {
 
     fn remove(&self, conn: ConnId) {
         self.conns.lock().remove(&conn);
+    }
+
+    /// Ends a core call with a data directory: tags what it routed with `handed`, the last
+    /// zxid handed to the log, and sends or holds it (`gate.rs`).
+    fn seal(&self, handed: Option<i64>) {
+        if let Some(gate) = &self.gate {
+            gate.seal(handed, |routed| self.deliver(routed));
+        }
+    }
+
+    /// The gate, with a data directory.
+    pub(super) fn gate(&self) -> Option<&Gate> {
+        self.gate.as_ref()
+    }
+
+    /// The log has everything up to `zxid` on disk: releases what waited for it.
+    pub(super) fn release(&self, zxid: i64) {
+        if let Some(gate) = &self.gate {
+            gate.durable(zxid, |routed| self.deliver(routed));
+        }
+    }
+
+    /// How many connections are open.
+    pub(super) fn connections(&self) -> usize {
+        self.conns.lock().len()
     }
 }
 
@@ -133,14 +172,25 @@ pub(crate) struct Shared {
     pub(super) frozen: FrozenSessions,
     /// Notified (all waiters) after every change of the core.
     core_changed: Notify,
+    /// With a data directory: the log thread, snapshots and what they need.
+    pub(super) durable: Option<Durable>,
+    /// The listener's and the connections' token: cancelled to drop them all (a restart, a
+    /// failed log), then replaced. A child of the shutdown token.
+    pub(super) generation: Mutex<CancellationToken>,
 }
 
 impl Shared {
     /// The shared state of a server whose core starts as `core`.
-    pub(super) fn new(config: Config, core: Core, clock: Clock) -> Shared {
+    pub(super) fn new(
+        config: Config,
+        core: Core,
+        clock: Clock,
+        durable: Option<Durable>,
+        generation: CancellationToken,
+    ) -> Shared {
         Shared {
             core: Mutex::new(core),
-            router: Router::new(),
+            router: Router::new(durable.as_ref().map(|_| Gate::default())),
             config,
             stats: ServerStats::default(),
             clock,
@@ -149,6 +199,8 @@ impl Shared {
             faults: FaultRules::new(),
             frozen: FrozenSessions::new(),
             core_changed: Notify::new(),
+            durable,
+            generation: Mutex::new(generation),
         }
     }
 
@@ -160,6 +212,12 @@ impl Shared {
         let mut core = self.core.lock();
         let before = core.next_deadline();
         let out = f(&mut core, &self.router);
+        if let Some(durable) = &self.durable {
+            // Still under the core lock, so entries reach the log in zxid order and every
+            // message is tagged with the writes it may reveal.
+            let handed = durable.journal.submit(|queue| core.take_log(queue));
+            self.router.seal(handed);
+        }
         let after = core.next_deadline();
         drop(core);
         // The ticker sleeps until `before` (or forever); every move earlier wakes it, so it
@@ -181,9 +239,42 @@ impl Shared {
         f(&self.core.lock())
     }
 
+    /// Replaces the core (a restart's recovery) and, with a data directory, restarts the gate
+    /// from `durable`, under the core lock: what the old core routed and never released is
+    /// dropped with it.
+    pub(super) fn replace_core(&self, core: Core, durable: i64) {
+        let mut locked = self.core.lock();
+        *locked = core;
+        if let Some(gate) = self.router.gate() {
+            gate.reset(durable);
+        }
+        drop(locked);
+        self.wake_ticker();
+        self.core_changed.notify_waiters();
+    }
+
+    /// The router, for the log thread's releases.
+    pub(super) fn router(&self) -> &Router {
+        &self.router
+    }
+
     /// Resolves after the next change of the core (see [`Shared::with_core`]).
     pub(super) fn core_changed(&self) -> Notified<'_> {
         self.core_changed.notified()
+    }
+
+    /// Resolves once no connection is registered (each leaves through `unregister`, a change
+    /// of the core). Cancellation safe.
+    pub(super) async fn wait_no_connections(&self) {
+        loop {
+            let changed = self.core_changed();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if self.router.connections() == 0 {
+                return;
+            }
+            changed.await;
+        }
     }
 
     /// Registers a new connection, or refuses it when `per_ip_limit` (0 for none) connections

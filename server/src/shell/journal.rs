@@ -1,0 +1,370 @@
+//! The transaction log's own thread: group commit.
+//!
+//! With a data directory, every core call's log entries are handed here under the core lock
+//! ([`Journal::submit`]), so they arrive in zxid order. A dedicated OS thread (fsync blocks, and
+//! must not block tokio's workers) owns the [`TxnLog`]: it takes everything queued at once,
+//! appends it, commits it (fsync unless `forceSync=no`), and only then reports the last zxid
+//! durable, which releases what the gate held for it (`gate.rs`). While it syncs, new entries
+//! queue up and go in the next batch: one fsync covers every write that arrived meanwhile.
+//!
+//! It also counts what it logs for the snapshot rule of ZooKeeper 3.8's `SyncRequestProcessor`
+//! (roll the log, then ask for a snapshot, when more than `snapCount / 2 + r` txns or
+//! `snapSizeLimitInKb / 2 + s` log bytes went by since the last; `r` and `s` drawn anew each
+//! time).
+//!
+//! Invariants: a zxid is reported durable only after the commit that covers it returned; after
+//! an I/O error nothing more is written or reported (the error is kept, and the server told);
+//! stopping writes and fsyncs whatever was queued before the stop, forceSync or not.
+
+use std::io;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+use rand::Rng;
+use shepherd_protocol::txn::TxnEntry;
+
+use crate::config::Durability;
+use crate::storage::TxnLog;
+
+/// ZooKeeper's `fsync.warningthresholdms` default: a commit slower than this is logged.
+const FSYNC_WARNING: Duration = Duration::from_secs(1);
+
+/// What the log thread tells the server.
+pub(crate) trait JournalEvents: Send + Sync + 'static {
+    /// Everything up to `zxid` is on disk.
+    fn durable(&self, zxid: i64);
+    /// The log was rolled for a snapshot: take one if none is in progress.
+    fn snapshot_due(&self);
+    /// The log could not be written; nothing more will be.
+    fn failed(&self, error: &io::Error);
+}
+
+/// When a snapshot is due: ZooKeeper 3.8 `SyncRequestProcessor.shouldSnapshot`.
+#[derive(Debug)]
+struct SnapshotRule {
+    snap_count: u64,
+    /// Log bytes; 0 for no size rule.
+    size_limit: u64,
+    count: u64,
+    bytes: u64,
+    rand_roll: u64,
+    rand_size: u64,
+}
+
+impl SnapshotRule {
+    fn new(durability: &Durability) -> SnapshotRule {
+        let size_limit = u64::try_from(durability.snap_size_limit_kb)
+            .unwrap_or(0)
+            .saturating_mul(1024);
+        let mut rule = SnapshotRule {
+            snap_count: u64::from(durability.snap_count.max(2)),
+            size_limit,
+            count: 0,
+            bytes: 0,
+            rand_roll: 0,
+            rand_size: 0,
+        };
+        rule.reset();
+        rule
+    }
+
+    /// `resetSnapshotStats`: new random offsets, counts back to zero.
+    fn reset(&mut self) {
+        let mut rng = rand::rng();
+        self.rand_roll = rng.random_range(0..self.snap_count / 2);
+        self.rand_size = if self.size_limit >= 2 {
+            rng.random_range(0..self.size_limit / 2)
+        } else {
+            0
+        };
+        self.count = 0;
+        self.bytes = 0;
+    }
+
+    /// Counts one logged txn of about `bytes`; true when a snapshot is due.
+    fn logged(&mut self, bytes: u64) -> bool {
+        self.count += 1;
+        self.bytes = self.bytes.saturating_add(bytes);
+        self.count > self.snap_count / 2 + self.rand_roll
+            || (self.size_limit > 0 && self.bytes > self.size_limit / 2 + self.rand_size)
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Handed over, not yet taken by the thread.
+    queue: Vec<TxnEntry>,
+    /// The last zxid handed over.
+    handed: i64,
+    /// The last zxid on disk.
+    durable: i64,
+    /// Test control: the thread takes nothing while set.
+    frozen: bool,
+    /// The thread should write what is queued and end.
+    stop: bool,
+    /// Whether a thread is running.
+    running: bool,
+    /// The I/O error that stopped the log, as text.
+    failure: Option<String>,
+}
+
+/// The queue in front of the log thread, and the thread's lifecycle. See the module
+/// documentation.
+#[derive(Debug, Default)]
+pub(crate) struct Journal {
+    state: Mutex<State>,
+    /// Wakes the thread: entries queued, a thaw, a stop.
+    work: Condvar,
+    /// Wakes those waiting on durability or on the thread's end.
+    progress: Condvar,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Journal {
+    /// Starts the log thread on `log`, with everything up to `durable` already on disk and
+    /// whatever was still queued from an earlier run dropped.
+    ///
+    /// # Errors
+    /// The OS refused a thread.
+    pub(crate) fn start(
+        self: &Arc<Self>,
+        log: TxnLog,
+        durable: i64,
+        durability: &Durability,
+        events: Arc<dyn JournalEvents>,
+    ) -> io::Result<()> {
+        {
+            let mut state = self.state.lock();
+            state.queue.clear();
+            state.handed = durable;
+            state.durable = durable;
+            state.stop = false;
+            state.running = true;
+            state.failure = None;
+        }
+        let journal = self.clone();
+        let rule = SnapshotRule::new(durability);
+        let force_sync = durability.force_sync;
+        let spawned = std::thread::Builder::new()
+            .name("shepherd-txnlog".into())
+            .spawn(move || journal.run(log, rule, force_sync, events));
+        match spawned {
+            Ok(handle) => {
+                *self.thread.lock() = Some(handle);
+                Ok(())
+            }
+            Err(error) => {
+                self.state.lock().running = false;
+                Err(error)
+            }
+        }
+    }
+
+    /// Hands over the entries `take` appends (in zxid order) and returns the last zxid handed
+    /// over so far, if this call handed any. Called under the core lock; never blocks on I/O.
+    /// After a failure or a stop the entries are dropped: nothing is released for them.
+    pub(crate) fn submit(&self, take: impl FnOnce(&mut Vec<TxnEntry>)) -> Option<i64> {
+        let mut state = self.state.lock();
+        let before = state.queue.len();
+        take(&mut state.queue);
+        let last = state.queue[before..].last()?.header.zxid;
+        if !state.running {
+            state.queue.truncate(before);
+            return None;
+        }
+        state.handed = last;
+        self.work.notify_one();
+        Some(last)
+    }
+
+    /// Test control: the thread takes nothing more (a batch being written completes) until
+    /// [`Journal::thaw`].
+    pub(crate) fn freeze(&self) {
+        self.state.lock().frozen = true;
+    }
+
+    /// Ends a [`Journal::freeze`]. False if the log was not frozen.
+    pub(crate) fn thaw(&self) -> bool {
+        let mut state = self.state.lock();
+        let was = std::mem::replace(&mut state.frozen, false);
+        self.work.notify_one();
+        was
+    }
+
+    /// The last zxid on disk.
+    pub(crate) fn durable(&self) -> i64 {
+        self.state.lock().durable
+    }
+
+    /// Blocks until every txn up to `zxid` is on disk. False if the log stopped or failed
+    /// first. For the snapshot thread: a snapshot must not hold a txn the log does not. A zxid
+    /// beyond what was handed over (moved by a test control, with no txn) counts as the last
+    /// one handed over.
+    pub(crate) fn wait_durable(&self, zxid: i64) -> bool {
+        let mut state = self.state.lock();
+        loop {
+            if state.durable >= zxid.min(state.handed) {
+                return true;
+            }
+            if !state.running || state.failure.is_some() {
+                return false;
+            }
+            self.progress.wait(&mut state);
+        }
+    }
+
+    /// Writes and fsyncs what is queued (a freeze does not hold it back), ends the thread and
+    /// waits for it. Returns the log's failure, if it had one. Blocking: call it off the async
+    /// workers (or where a short block is fine, at shutdown).
+    pub(crate) fn stop(&self) -> Option<String> {
+        {
+            let mut state = self.state.lock();
+            state.stop = true;
+            self.work.notify_one();
+        }
+        let handle = self.thread.lock().take();
+        if let Some(handle) = handle
+            && handle.join().is_err()
+        {
+            tracing::error!("the transaction log thread panicked");
+        }
+        let mut state = self.state.lock();
+        state.running = false;
+        state.queue.clear();
+        state.failure.clone()
+    }
+
+    /// The thread's body.
+    fn run(
+        self: Arc<Self>,
+        mut log: TxnLog,
+        mut rule: SnapshotRule,
+        force_sync: bool,
+        events: Arc<dyn JournalEvents>,
+    ) {
+        let mut batch = Vec::new();
+        loop {
+            let stopping = {
+                let mut state = self.state.lock();
+                while !state.stop && (state.queue.is_empty() || state.frozen) {
+                    self.work.wait(&mut state);
+                }
+                std::mem::swap(&mut batch, &mut state.queue);
+                state.stop
+            };
+            match self.write(
+                &mut log,
+                &batch,
+                &mut rule,
+                force_sync || stopping,
+                &*events,
+            ) {
+                Ok(()) => {
+                    if let Some(last) = batch.last() {
+                        let zxid = last.header.zxid;
+                        self.state.lock().durable = zxid;
+                        self.progress.notify_all();
+                        events.durable(zxid);
+                    }
+                }
+                Err(error) => {
+                    tracing::error!(
+                        %error,
+                        "cannot write the transaction log; no write is acknowledged from now on \
+                         and every connection is closed (ZooKeeper halts here too)"
+                    );
+                    {
+                        let mut state = self.state.lock();
+                        state.failure = Some(error.to_string());
+                        state.running = false;
+                        state.queue.clear();
+                    }
+                    self.progress.notify_all();
+                    events.failed(&error);
+                    return;
+                }
+            }
+            batch.clear();
+            if stopping {
+                let mut state = self.state.lock();
+                state.running = false;
+                drop(state);
+                self.progress.notify_all();
+                return;
+            }
+        }
+    }
+
+    /// Appends and commits one batch, rolling the log (and asking for a snapshot) where the
+    /// snapshot rule says.
+    fn write(
+        &self,
+        log: &mut TxnLog,
+        batch: &[TxnEntry],
+        rule: &mut SnapshotRule,
+        fsync: bool,
+        events: &dyn JournalEvents,
+    ) -> io::Result<()> {
+        let started = Instant::now();
+        for entry in batch {
+            let before = log.position();
+            log.append(entry)?;
+            let bytes = log.position().saturating_sub(before);
+            if rule.logged(bytes) {
+                rule.reset();
+                // Commit first, so that no entry of the old file becomes durable only after
+                // one of the new.
+                log.commit(fsync)?;
+                log.roll()?;
+                events.snapshot_due();
+            }
+        }
+        log.commit(fsync)?;
+        let took = started.elapsed();
+        if fsync && took > FSYNC_WARNING {
+            tracing::warn!(
+                ms = took.as_millis() as u64,
+                txns = batch.len(),
+                "fsync of the transaction log took longer than 1 s: the disk is slow"
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_snapshot_rule_fires_between_half_and_all_of_snap_count() {
+        let durability = Durability {
+            snap_count: 100,
+            snap_size_limit_kb: 0,
+            ..Durability::default()
+        };
+        for _ in 0..20 {
+            let mut rule = SnapshotRule::new(&durability);
+            let mut n = 0;
+            while !rule.logged(10) {
+                n += 1;
+                assert!(n <= 100, "no snapshot after snapCount txns");
+            }
+            assert!(n >= 50, "a snapshot after only {n} txns");
+        }
+    }
+
+    #[test]
+    fn the_size_rule_fires_on_bytes() {
+        let durability = Durability {
+            snap_count: 1_000_000,
+            snap_size_limit_kb: 1,
+            ..Durability::default()
+        };
+        let mut rule = SnapshotRule::new(&durability);
+        assert!(!rule.logged(100));
+        assert!(rule.logged(1024));
+    }
+}

@@ -1,0 +1,138 @@
+//! With a data directory: what a restart (and a new server on the same directory) recovers,
+//! and the errors of a directory that cannot be used.
+
+use std::time::Duration;
+
+use shepherd_protocol::CreateMode;
+use shepherd_server::storage::StorageError;
+use shepherd_testkit::within;
+
+use crate::{builder, create_node, exists_in, resume, session};
+
+/// Acknowledged writes survive a restart, sessions resume with the same id and password and
+/// keep their ephemerals, and the zxid continues without repeating.
+#[tokio::test]
+async fn acknowledged_writes_and_sessions_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = builder().data_dir(dir.path()).start().await.unwrap();
+    let (mut peer, passwd) = session(&server, 10_000).await;
+    let id = peer.session_id();
+    for i in 0..20 {
+        create_node(&mut peer, &format!("/n{i}"), CreateMode::Persistent).await;
+    }
+    let last = create_node(&mut peer, "/mine", CreateMode::Ephemeral).await;
+
+    within("the restart", server.restart()).await.unwrap();
+    assert!(peer.closed().await, "the old connection is dropped");
+    assert_eq!(server.last_zxid(), last, "the zxid continues from the disk");
+    assert!((0..20).all(|i| exists_in(&server, &format!("/n{i}"))));
+
+    let (mut resumed, timeout) = resume(&server, id, &passwd, last).await;
+    assert!(
+        timeout > 0,
+        "the session is resumed with its id and password"
+    );
+    assert_eq!(server.session(id).unwrap().ephemerals, ["/mine"]);
+    let next = create_node(&mut resumed, "/after", CreateMode::Persistent).await;
+    assert_eq!(next, last + 1, "the zxid continues, never repeats");
+    server.shutdown().await;
+}
+
+/// A new server on the directory of one that was shut down recovers the same state: the
+/// directory, not the process, holds it.
+#[tokio::test]
+async fn a_new_server_on_the_same_directory_recovers_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = builder().data_dir(dir.path()).start().await.unwrap();
+    let (mut peer, _) = session(&server, 10_000).await;
+    let last = create_node(&mut peer, "/kept", CreateMode::Persistent).await;
+    server.shutdown().await;
+    // The directory stays locked until the handle goes.
+    drop(server);
+    drop(peer);
+
+    let server = builder().data_dir(dir.path()).start().await.unwrap();
+    assert!(exists_in(&server, "/kept"));
+    assert_eq!(server.last_zxid(), last);
+    server.shutdown().await;
+}
+
+/// Snapshots taken every few txns (snapCount 10) and the logs after them recover the same tree
+/// as the log alone would.
+#[tokio::test]
+async fn recovery_across_snapshots_and_rolled_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = builder()
+        .data_dir(dir.path())
+        .snap_count(10)
+        .start()
+        .await
+        .unwrap();
+    let (mut peer, _) = session(&server, 10_000).await;
+    for i in 0..60 {
+        create_node(&mut peer, &format!("/s{i}"), CreateMode::Persistent).await;
+    }
+    let before = server.dump_tree();
+    within("the restart", server.restart()).await.unwrap();
+    let snapshots = std::fs::read_dir(dir.path().join("version-2"))
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().starts_with("snapshot.")
+        })
+        .count();
+    assert!(snapshots >= 2, "{snapshots} snapshots");
+    let after = server.dump_tree();
+    let paths = |tree: &[shepherd_server::core::NodeInfo]| -> Vec<String> {
+        tree.iter().map(|n| n.path.clone()).collect()
+    };
+    assert_eq!(paths(&after), paths(&before));
+    server.shutdown().await;
+}
+
+/// A session that does not come back expires a full timeout after the restart, and its
+/// ephemeral goes with it.
+///
+/// Virtual time starts only after the restart: while a write waits for the log thread (a
+/// thread of its own, invisible to tokio), a paused runtime with nothing to do would jump its
+/// clock to the next timer, the session's expiry.
+#[tokio::test]
+async fn a_session_not_resumed_expires_after_the_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = builder().data_dir(dir.path()).start().await.unwrap();
+    let (mut peer, _) = session(&server, 10_000).await;
+    let id = peer.session_id();
+    create_node(&mut peer, "/eph", CreateMode::Ephemeral).await;
+    within("the restart", server.restart()).await.unwrap();
+    tokio::time::pause();
+    tokio::time::advance(Duration::from_secs(8)).await;
+    assert!(server.session(id).is_some(), "alive within its timeout");
+    tokio::time::advance(Duration::from_secs(5)).await;
+    within(
+        "the expiry",
+        server.wait_for(|core| core.session_timeout(id).is_none()),
+    )
+    .await;
+    assert!(!exists_in(&server, "/eph"));
+    server.shutdown().await;
+}
+
+/// A data directory that cannot be created is an error that names it.
+#[tokio::test]
+async fn an_unwritable_data_dir_is_an_error_naming_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    // A file where a directory must go: creating version-2 under it fails, even as root.
+    let blocker = dir.path().join("not-a-dir");
+    std::fs::write(&blocker, b"x").unwrap();
+    let error = builder()
+        .data_dir(&blocker)
+        .start()
+        .await
+        .expect_err("a file is no data directory");
+    let storage = error
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<StorageError>())
+        .unwrap_or_else(|| panic!("not a storage error: {error:?}"));
+    let text = storage.to_string();
+    assert!(text.contains("not-a-dir"), "{text}");
+}
