@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use shepherd_server::storage::StorageError;
 use shepherd_server::{Config, Server};
 
 #[derive(Parser)]
@@ -32,7 +33,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run an in-memory, standalone ZooKeeper-compatible server.
+    /// Run a standalone ZooKeeper-compatible server: in memory, or durable with --data-dir.
     Serve {
         /// Port to listen on (0 picks a free one). Overrides clientPort from --config.
         #[arg(long)]
@@ -54,6 +55,11 @@ enum Command {
         /// --config's metricsProvider.httpHost says otherwise.
         #[arg(long = "metrics-port")]
         metrics_port: Option<u16>,
+        /// Keep the tree, sessions and zxid in DIR/version-2, in ZooKeeper 3.8's own format,
+        /// and recover them at start. Overrides --config's dataDir. Without it (or dataDir),
+        /// everything is kept in memory.
+        #[arg(long = "data-dir", value_name = "DIR")]
+        data_dir: Option<PathBuf>,
     },
     /// Run a benchmark.
     Bench {
@@ -89,17 +95,25 @@ fn main() -> ExitCode {
             config,
             admin_port,
             metrics_port,
-        } => serve(port, bind, tick_time, config, (admin_port, metrics_port)),
+            data_dir,
+        } => serve(
+            port,
+            bind,
+            tick_time,
+            config,
+            (admin_port, metrics_port),
+            data_dir,
+        ),
         Command::Bench {
             bench: bench::Bench::Herd(args),
         } => bench::herd::main(&args),
+        Command::Soak { soak } => bench::soak::main(&soak),
         Command::Bench {
             bench: bench::Bench::Load(args),
         } => bench::load::main(&args),
         Command::Bench {
             bench: bench::Bench::Scale(args),
         } => bench::scale::main(&args),
-        Command::Soak { soak } => bench::soak::main(&soak),
         Command::Client(command) => cli::main(&command),
     }
 }
@@ -110,6 +124,7 @@ fn serve(
     tick_time: Option<u64>,
     config_file: Option<PathBuf>,
     (admin_port, metrics_port): (Option<u16>, Option<u16>),
+    data_dir: Option<PathBuf>,
 ) -> ExitCode {
     let mut config = Config {
         port: 2181,
@@ -148,6 +163,9 @@ fn serve(
     if let Some(bind) = bind {
         config.bind = bind;
     }
+    if let Some(dir) = data_dir {
+        config.durability.data_dir = Some(dir);
+    }
     // A flag's port on the configured address, or on loopback.
     let on_port = |addr: Option<std::net::SocketAddr>, port: u16| {
         let mut addr = addr.unwrap_or_else(|| ([127, 0, 0, 1], 0).into());
@@ -181,11 +199,17 @@ fn serve(
             }
         };
         let (bind, port) = (config.bind, config.port);
+        let durable = config.durability.is_durable();
         let server = match Server::builder().config(config).start().await {
             Ok(server) => server,
             Err(error) if error.kind() == std::io::ErrorKind::AddrInUse => {
                 eprintln!("error: {bind}:{port} is already in use (is another ZooKeeper running?)");
                 return ExitCode::from(3);
+            }
+            Err(error) if error.get_ref().is_some_and(|e| e.is::<StorageError>()) => {
+                // Already names the path and what could not be done with it.
+                eprintln!("error: {error}");
+                return ExitCode::from(4);
             }
             Err(error) => {
                 eprintln!("error: cannot listen on {bind}:{port}: {error}");
@@ -200,15 +224,29 @@ fn serve(
         if let Some(addr) = server.metrics_addr() {
             println!("shepherd metrics on http://{addr}/metrics");
         }
+        if !durable {
+            tracing::info!(
+                "in memory: nothing is kept when the process ends (--data-dir DIR keeps it)"
+            );
+        }
         tracing::info!(addr = %server.local_addr(), "serving; Ctrl-C or SIGTERM to stop");
         // The clean stop, in order; a second signal during it exits at once.
-        shutdown::on_signal(&mut signals, async {
+        let stop = shutdown::on_signal(&mut signals, async {
             // 1. Stop accepting, close every connection, wait for their tasks to end.
+            // 2. With a data directory, write and fsync the transaction log and close it, so
+            //    that everything acknowledged is on disk before `stopped` is logged.
             server.shutdown().await;
-            // 2. Durability: flush and fsync the transaction log here, once storage exists,
-            //    so that everything acknowledged is on disk before `stopped` is logged.
-        })
-        .await
+        });
+        tokio::select! {
+            code = stop => code,
+            // ZooKeeper halts when it cannot write its log; so does this, with the reason.
+            reason = server.failed() => {
+                tracing::error!(%reason, "the transaction log failed; stopping");
+                server.shutdown().await;
+                crate::logging::flush();
+                ExitCode::from(5)
+            }
+        }
     })
 }
 
