@@ -60,14 +60,6 @@ impl Core {
             }
         } else {
             let id = request.session_id;
-            // docs/protocol.md §2.4 6a: any other connection on this session goes first, even when the password
-            // turns out to be wrong.
-            if let Some(old) = self.sessions.get(id).and_then(|s| s.conn)
-                && old != conn
-            {
-                self.drop_conn(old);
-                out.push(Action::Close(old));
-            }
             let valid = self.sessions.get(id).is_some()
                 && request
                     .passwd
@@ -81,6 +73,16 @@ impl Core {
                 out.push(Action::Close(conn));
                 self.drop_conn(conn);
                 return out;
+            }
+            // docs/protocol.md §2.4 6a: any other connection on this session goes first. Only
+            // once the password matched: ZooKeeper closes it before the check, which lets anyone
+            // who guesses an id disconnect its owner (docs/compatibility.md: A wrong password
+            // leaves the live connection alone).
+            if let Some(old) = self.sessions.get(id).and_then(|s| s.conn)
+                && old != conn
+            {
+                self.drop_conn(old);
+                out.push(Action::Close(old));
             }
             // docs/protocol.md §2.4 6b: same id and password, touched with the new timeout, no zxid.
             let session = self.sessions.get_mut(id).expect("checked above");

@@ -8,6 +8,7 @@
 //! here.
 
 mod auth_flood;
+mod forged_session;
 mod huge_acl;
 mod loris;
 mod mntr_poll;

@@ -63,6 +63,12 @@ pub const KNOWN: &[KnownDifference] = &[
         handling: Handling::Normalised("PASSWORDS"),
     },
     KnownDifference {
+        name: "a wrong password leaves the live connection alone",
+        cites: "docs/compatibility.md: A wrong password leaves the live connection alone",
+        // The oracle drops the session's own connection before it tries a wrong password.
+        handling: Handling::OutOfReach,
+    },
+    KnownDifference {
         name: "characters outside the BMP",
         cites: "docs/compatibility.md: Characters outside the BMP are echoed as standard UTF-8",
         handling: Handling::Normalised("NON_BMP"),

@@ -279,6 +279,11 @@ impl Run<'_> {
                 self.lost(slot, lines).await;
             }
             Action::BadPasswordReconnect => {
+                // The slot's own connection goes first: ZooKeeper closes the live connection of
+                // a session on a wrong password, Shepherd deliberately does not
+                // (docs/compatibility.md: A wrong password leaves the live connection alone), so
+                // only the refusal itself is compared. Then the session resumes.
+                self.slots[slot].peer = None;
                 let s = &self.slots[slot];
                 let wrong: Vec<u8> = s.passwd.iter().map(|b| b ^ 0x5a).collect();
                 let request = s.resume_request(if wrong.is_empty() { vec![1; 16] } else { wrong });
@@ -287,6 +292,7 @@ impl Run<'_> {
                     Err(e) => e,
                 };
                 lines.push(format!("s{slot}: wrong password: {line}"));
+                self.lost(slot, lines).await;
             }
             Action::CloseSession => {
                 if self

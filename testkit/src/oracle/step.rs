@@ -268,9 +268,9 @@ impl fmt::Display for Step {
         match &self.action {
             Action::Request(r) => f.write_str(&show_request(r)),
             Action::Reconnect => f.write_str("reconnect (resume the session on a new connection)"),
-            Action::BadPasswordReconnect => {
-                f.write_str("resume the session on a second connection with a wrong password")
-            }
+            Action::BadPasswordReconnect => f.write_str(
+                "drop the connection, resume with a wrong password, then with the right one",
+            ),
             Action::CloseSession => f.write_str("closeSession, then a new session"),
             Action::AwaitDeleted(path) => write!(f, "await the reaper deleting {path:?}"),
         }
