@@ -248,7 +248,8 @@ impl TxnBody {
             OpCode::Multi if top => {
                 let count = i32::decode(buf)?;
                 // Each op is at least a type and a buffer length: bound the count by the bytes.
-                let count = usize::try_from(count).map_err(|_| DecodeError::NegativeLength(count))?;
+                let count =
+                    usize::try_from(count).map_err(|_| DecodeError::NegativeLength(count))?;
                 if count > buf.len() / 8 {
                     return Err(DecodeError::LengthOverrun {
                         len: count as i64,
@@ -382,10 +383,7 @@ mod tests {
                     OpCode::Delete.into(),
                     TxnBody::Delete(DeleteTxn { path: "/b".into() }),
                 ),
-                (
-                    OpCode::Error.into(),
-                    TxnBody::Error(ErrorTxn { err: -101 }),
-                ),
+                (OpCode::Error.into(), TxnBody::Error(ErrorTxn { err: -101 })),
             ]),
             digest: None,
         });
