@@ -101,7 +101,8 @@ shepherd_start() {
   PIDS+=("$PID") LOGS+=("$log")
   deadline=$((SECONDS + START_TIMEOUT))
   while ((SECONDS < deadline)); do
-    ADDR=$(sed -n 's/.*listening on \([0-9.]*:[0-9][0-9]*\).*/\1/p' "$log" | head -n 1)
+    ADDR=$(sed -n 's/.*listening on \([0-9.]*:[0-9][0-9]*\).*/\1/p' "$log" | head -n 1) ||
+      die "cannot read $log"
     [[ -n $ADDR ]] && { say "$name: shepherd on $dir at $ADDR"; return 0; }
     kill -0 "$PID" 2>/dev/null || die "shepherd serve on $dir exited early (log $log)"
     sleep 0.1
