@@ -12,6 +12,7 @@ mod props;
 mod reaper;
 mod restore;
 mod sessions;
+mod tree;
 mod watches;
 
 use std::net::{IpAddr, Ipv4Addr};
