@@ -128,6 +128,21 @@ impl ServerHandle {
             .is_some_and(|durable| durable.journal.thaw())
     }
 
+    /// Makes the next write to the transaction log fail as a full disk would, before any of
+    /// that batch reaches the file. The server then does what it does on a real log error: it
+    /// acknowledges nothing more, closes every connection, refuses new ones, and reports the
+    /// error through [`ServerHandle::failure`]. Returns false, and does nothing, without a data
+    /// directory.
+    pub fn fail_log(&self) -> bool {
+        match &self.shared.durable {
+            Some(durable) => {
+                durable.journal.fail_next();
+                true
+            }
+            None => false,
+        }
+    }
+
     /// How many messages (replies, events, closes) wait for the disk; always 0 in memory.
     pub fn held_for_disk(&self) -> usize {
         self.shared.router().gate().map_or(0, |gate| gate.held())

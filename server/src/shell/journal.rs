@@ -102,6 +102,8 @@ struct State {
     durable: i64,
     /// Test control: the thread takes nothing while set.
     frozen: bool,
+    /// Test control: the next batch fails as a full disk would, before any of it is written.
+    fail_next: bool,
     /// The thread should write what is queued and end.
     stop: bool,
     /// Whether a thread is running.
@@ -193,6 +195,12 @@ impl Journal {
         was
     }
 
+    /// Test control: the next batch fails with a full-disk error before any of it is written,
+    /// which stops the log as a real write error would.
+    pub(crate) fn fail_next(&self) {
+        self.state.lock().fail_next = true;
+    }
+
     /// The last zxid on disk.
     pub(crate) fn durable(&self) -> i64 {
         self.state.lock().durable
@@ -246,21 +254,30 @@ impl Journal {
     ) {
         let mut batch = Vec::new();
         loop {
-            let stopping = {
+            let (stopping, fail) = {
                 let mut state = self.state.lock();
                 while !state.stop && (state.queue.is_empty() || state.frozen) {
                     self.work.wait(&mut state);
                 }
                 std::mem::swap(&mut batch, &mut state.queue);
-                state.stop
+                let fail = !batch.is_empty() && std::mem::take(&mut state.fail_next);
+                (state.stop, fail)
             };
-            match self.write(
-                &mut log,
-                &batch,
-                &mut rule,
-                force_sync || stopping,
-                &*events,
-            ) {
+            let written = if fail {
+                Err(io::Error::new(
+                    io::ErrorKind::StorageFull,
+                    "no space left on device (injected by ServerHandle::fail_log)",
+                ))
+            } else {
+                self.write(
+                    &mut log,
+                    &batch,
+                    &mut rule,
+                    force_sync || stopping,
+                    &*events,
+                )
+            };
+            match written {
                 Ok(()) => {
                     if let Some(last) = batch.last() {
                         let zxid = last.header.zxid;

@@ -1,11 +1,11 @@
 //! With a data directory: what a restart (and a new server on the same directory) recovers,
-//! and the errors of a directory that cannot be used.
+//! and the errors of a directory that cannot be used, at start and while serving.
 
 use std::time::Duration;
 
 use shepherd_protocol::CreateMode;
 use shepherd_server::storage::StorageError;
-use shepherd_testkit::within;
+use shepherd_testkit::{Peer, create, hello, within};
 
 use crate::{builder, create_node, exists_in, resume, session};
 
@@ -135,4 +135,47 @@ async fn an_unwritable_data_dir_is_an_error_naming_the_path() {
         .unwrap_or_else(|| panic!("not a storage error: {error:?}"));
     let text = storage.to_string();
     assert!(text.contains("not-a-dir"), "{text}");
+}
+
+/// A disk that fills up while serving: the write that could not be logged is never
+/// acknowledged, every connection closes, new ones are refused, the handle says why, and a
+/// server started again on the directory has every acknowledged write and not the other.
+#[tokio::test]
+async fn a_log_write_error_acknowledges_nothing_more_and_closes_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = builder().data_dir(dir.path()).start().await.unwrap();
+    let (mut writer, _) = session(&server, 10_000).await;
+    let (mut bystander, _) = session(&server, 10_000).await;
+    create_node(&mut writer, "/acked", CreateMode::Persistent).await;
+
+    assert!(server.fail_log());
+    writer
+        .send(&create("/lost", b"d", CreateMode::Persistent))
+        .await;
+    let reason = within("the failure", server.failed()).await;
+    assert!(reason.contains("injected"), "{reason}");
+    assert_eq!(server.failure().as_deref(), Some(reason.as_str()));
+    assert!(
+        writer.closed().await,
+        "no reply, and the writer's connection closes"
+    );
+    assert!(bystander.closed().await, "every connection closes");
+    // Refused either way: the port no longer listens, or it closes without an answer.
+    if let Ok(stream) = tokio::net::TcpStream::connect(server.local_addr()).await {
+        let mut late = Peer::new(stream);
+        assert!(
+            late.handshake(&hello()).await.is_none(),
+            "a new session is refused once the log failed"
+        );
+    }
+    server.shutdown().await;
+    drop(server);
+
+    let again = builder().data_dir(dir.path()).start().await.unwrap();
+    assert!(
+        exists_in(&again, "/acked"),
+        "the acknowledged write is on disk"
+    );
+    assert!(!exists_in(&again, "/lost"), "the unacknowledged one is not");
+    again.shutdown().await;
 }
