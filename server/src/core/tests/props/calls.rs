@@ -43,14 +43,16 @@ impl Model {
             true
         } else {
             assert_eq!(delta, 0, "a reattach takes no zxid");
+            let valid = before.contains_key(&request.session_id)
+                && request.passwd.as_ref() == self.passwords.get(&request.session_id);
             let old = before.get(&request.session_id).and_then(|s| s.conn);
-            // docs/protocol.md §2.4 6a: the other connection goes first, whatever the password.
-            if let Some(old) = old.filter(|&c| c != conn) {
+            // docs/protocol.md §2.4 6a: the other connection goes first, once the password
+            // matched (docs/compatibility.md: A wrong password leaves the live connection alone).
+            if let Some(old) = old.filter(|&c| c != conn && valid) {
                 expected_closes.push(old);
                 assert_eq!(actions[0], Action::Close(old));
             }
-            before.contains_key(&request.session_id)
-                && request.passwd.as_ref() == self.passwords.get(&request.session_id)
+            valid
         };
         if !valid {
             expected_closes.push(conn);
