@@ -12,6 +12,11 @@
 //! its own, apart from the client's), or any ZooKeeper given by `--connect`, whose CPU is read
 //! when `--server-pid` names its process ([`crate::bench::target`]).
 //!
+//! `--duration` runs the set, get and mixed phases for a time rather than one pass, `--dir`
+//! reuses one folder's nodes across invocations (fill it once with a create phase), and
+//! `--trace` writes every request with its wall-clock schedule, to line latencies up with a
+//! server's log (docs/bench/snapshot-latency.md).
+//!
 //! Invariants: the clients run on their own multi-thread runtime (`--client-threads`), never in
 //! the server's process; every session is a `shepherd-client` [`Client`], one connection each,
 //! pipelining its requests; runs never share nodes, so a run's errors are its own.
@@ -19,6 +24,8 @@
 pub mod phase;
 mod report;
 
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -86,6 +93,19 @@ pub struct LoadArgs {
     /// Folder holding every run's nodes.
     #[arg(long, default_value = "/shepherd-bench-load")]
     pub root: String,
+    /// Use this folder for the nodes (created with its parents if missing, never deleted)
+    /// instead of a new `--root/run-…` per run: a create phase fills it once, and later
+    /// invocations with the same --nodes set and get its nodes.
+    #[arg(long, value_name = "PATH")]
+    pub dir: Option<String>,
+    /// Run each set, get or mixed phase this many seconds, each session cycling over its
+    /// nodes, instead of one request per node (create and delete still make one pass).
+    #[arg(long, value_name = "SECS")]
+    pub duration: Option<f64>,
+    /// Write every request as CSV (sessions, phase, op, due time in µs since the Unix epoch,
+    /// latency µs, ok) to line latencies up with the server's log.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
     /// Threads of the clients' runtime (default: one per CPU).
     #[arg(long = "client-threads", value_name = "N")]
     pub client_threads: Option<usize>,
@@ -131,6 +151,19 @@ pub fn execute(args: &LoadArgs, print: &mut dyn FnMut(&str)) -> Result<Vec<Phase
         what: "start the clients' runtime".to_owned(),
         source,
     })?;
+    let mut trace = match &args.trace {
+        Some(path) => {
+            let mut file = File::create(path).map(BufWriter::new);
+            if let Ok(file) = &mut file {
+                let _ = writeln!(file, "{TRACE_HEADER}");
+            }
+            Some(file.map_err(|source| Error::Io {
+                what: format!("create {}", path.display()),
+                source,
+            })?)
+        }
+        None => None,
+    };
     let server = args.label.clone().unwrap_or_else(|| target.name.clone());
     print(&format!(
         "# {server} at {}; {} nodes, {} B values, {} in flight per session",
@@ -146,17 +179,25 @@ pub fn execute(args: &LoadArgs, print: &mut dyn FnMut(&str)) -> Result<Vec<Phase
             args.value_size as usize,
             args.rate,
         );
-        let dir = format!(
-            "{}/run-{}-{}",
-            args.root.trim_end_matches('/'),
-            std::process::id(),
-            index + 1
-        );
-        let run = runtime.block_on(run(args, &target, &context, &dir, print))?;
+        let dir = args.dir.clone().unwrap_or_else(|| {
+            format!(
+                "{}/run-{}-{}",
+                args.root.trim_end_matches('/'),
+                std::process::id(),
+                index + 1
+            )
+        });
+        let run = runtime.block_on(run(args, &target, &context, &dir, &mut trace, print))?;
         results.extend(run);
     }
     drop(runtime);
     target.stop()?;
+    if let (Some(file), Some(path)) = (&mut trace, &args.trace) {
+        file.flush().map_err(|source| Error::Io {
+            what: format!("write {}", path.display()),
+            source,
+        })?;
+    }
     if let Some(path) = &args.csv {
         std::fs::write(path, report::csv(&results)).map_err(|source| Error::Io {
             what: format!("write {}", path.display()),
@@ -172,11 +213,22 @@ async fn run(
     target: &Target,
     context: &PhaseResult,
     dir: &str,
+    trace: &mut Option<BufWriter<File>>,
     print: &mut dyn FnMut(&str),
 ) -> Result<Vec<PhaseResult>> {
     let clients = connect_many(&target.connect, context.sessions).await?;
     let first = &clients[0];
-    for path in [args.root.as_str(), dir] {
+    let folders: Vec<&str> = match &args.dir {
+        // Every ancestor of the folder, then the folder.
+        Some(_) => dir
+            .match_indices('/')
+            .map(|(at, _)| &dir[..at])
+            .filter(|ancestor| !ancestor.is_empty())
+            .chain([dir.trim_end_matches('/')])
+            .collect(),
+        None => vec![args.root.as_str(), dir],
+    };
+    for path in folders {
         match first.create(path, b"", &CreateOptions::persistent()).await {
             Ok(_) => {}
             Err(e) if e.is_node_exists() => {}
@@ -201,7 +253,20 @@ async fn run(
         };
         let own = std::process::id();
         let (server_before, client_before) = (target.cpu()?, cpu_time(own)?);
-        let sample = drive.run(&clients).await?;
+        let extent = phase::Extent {
+            duration: args.duration.map(Duration::from_secs_f64),
+            trace: trace.is_some(),
+        };
+        let mut sample = drive.run_for(&clients, extent).await?;
+        if let Some(file) = trace {
+            write_trace(file, context.sessions, phase, &sample.trace).map_err(|source| {
+                Error::Io {
+                    what: "write the trace".to_owned(),
+                    source,
+                }
+            })?;
+            sample.trace = Vec::new();
+        }
         let (server_after, client_after) = (target.cpu()?, cpu_time(own)?);
         let mut result = PhaseResult::new(context, phase, sample);
         result.server_cpu = server_after
@@ -211,12 +276,39 @@ async fn run(
         print(&report::table_row(&result));
         results.push(result);
     }
-    // Best effort: a run that kept its nodes (no delete phase) keeps its folder too.
-    let _ = timeout(Duration::from_secs(10), first.delete(dir, None)).await;
+    // Best effort: a run that kept its nodes (no delete phase) keeps its folder too, and a
+    // --dir is kept whatever happened to its nodes.
+    if args.dir.is_none() {
+        let _ = timeout(Duration::from_secs(10), first.delete(dir, None)).await;
+    }
     for client in &clients {
         let _ = timeout(Duration::from_secs(10), client.close()).await;
     }
     Ok(results)
+}
+
+/// The header line of `--trace`.
+pub const TRACE_HEADER: &str = "sessions,phase,op,due_unix_us,latency_us,ok";
+
+/// Appends one phase's requests to the `--trace` file.
+fn write_trace(
+    out: &mut impl Write,
+    sessions: usize,
+    phase: Phase,
+    trace: &[phase::Traced],
+) -> std::io::Result<()> {
+    for t in trace {
+        writeln!(
+            out,
+            "{sessions},{},{},{},{},{}",
+            phase.name(),
+            t.op.name(),
+            t.due_unix_us,
+            t.latency_us,
+            u8::from(t.ok)
+        )?;
+    }
+    Ok(())
 }
 
 /// Opens `n` sessions, [`CONNECT_PARALLELISM`] at a time.
@@ -304,6 +396,77 @@ mod tests {
             assert_eq!(text.lines().count(), 9);
         }
         let _ = std::fs::remove_file(&csv);
+        server_rt.block_on(server.shutdown());
+    }
+
+    /// A folder filled once, then a mixed phase for a time over its nodes, traced: the
+    /// schedule holds duration × rate requests, half sets and half gets, all of them traced
+    /// with their due times in order of schedule.
+    #[test]
+    fn a_filled_folder_takes_a_traced_mixed_load_for_a_time() {
+        let server_rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = server_rt
+            .block_on(shepherd_server::Server::builder().start())
+            .unwrap();
+        let connect = server.connect_string();
+        let trace = std::env::temp_dir().join(format!(
+            "shepherd-bench-load-trace-{}.csv",
+            std::process::id()
+        ));
+        let base = [
+            "t",
+            "--sessions",
+            "2",
+            "--nodes",
+            "50",
+            "--dir",
+            "/a/b/filled",
+            "--connect",
+            &connect,
+            "--client-threads",
+            "1",
+        ];
+        let fill = Cli::try_parse_from(base.iter().chain(&["--phases", "create"]))
+            .unwrap()
+            .args;
+        let filled = execute(&fill, &mut |_| {}).unwrap();
+        assert_eq!((filled[0].ops, filled[0].errors), (50, 0));
+        let mut load = Cli::try_parse_from(base.iter().chain(&[
+            "--phases",
+            "mixed",
+            "--rate",
+            "1000",
+            "--duration",
+            "0.4",
+        ]))
+        .unwrap()
+        .args;
+        load.trace = Some(trace.clone());
+        let before = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_micros() as u64;
+        let mixed = execute(&load, &mut |_| {}).unwrap();
+        assert_eq!((mixed[0].ops, mixed[0].errors), (400, 0), "{:?}", mixed[0]);
+        // The last of each session's 200 requests is due 199 × 2 ms after the start.
+        assert!(mixed[0].wall >= Duration::from_millis(398));
+        let text = std::fs::read_to_string(&trace).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some(TRACE_HEADER));
+        let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+        assert_eq!(rows.len(), 400);
+        let sets = rows.iter().filter(|r| r[2] == "set").count();
+        assert_eq!(sets, 200);
+        for row in &rows {
+            assert_eq!((row[0], row[1], row[5]), ("2", "mixed", "1"));
+            let due: u64 = row[3].parse().unwrap();
+            assert!(due >= before && due < before + 5_000_000, "{row:?}");
+        }
+        let _ = std::fs::remove_file(&trace);
         server_rt.block_on(server.shutdown());
     }
 }

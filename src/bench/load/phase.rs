@@ -10,11 +10,17 @@
 //! behind fewer requests sent (coordinated omission); the in-flight cap still holds, and a
 //! request that waits for it counts that wait too.
 //!
+//! With an [`Extent`] a phase of setData, getData or both ([`Phase::Mixed`]) runs for a fixed
+//! time instead of one pass, each session cycling over its nodes, and every request can be
+//! traced (its op, its scheduled wall-clock time, its latency) so that latencies can be lined
+//! up with what the server logged, e.g. a snapshot (docs/bench/snapshot-latency.md).
+//!
 //! Invariants: a ZooKeeper error (NodeExists…) is counted, not fatal, and the first one is kept
-//! to say why; memory is one latency per request of the phase.
+//! to say why; memory is one latency (and, traced, one [`Traced`]) per request of the phase.
 
+use std::future::ready;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::ValueEnum;
 use futures_util::{StreamExt, stream};
@@ -35,6 +41,9 @@ pub enum Phase {
     Get,
     /// delete, any version.
     Delete,
+    /// setData and getData in turn (even requests of a session set, odd ones get): half
+    /// writes, half reads, over nodes that exist.
+    Mixed,
 }
 
 impl Phase {
@@ -45,21 +54,49 @@ impl Phase {
             Phase::Set => "set",
             Phase::Get => "get",
             Phase::Delete => "delete",
+            Phase::Mixed => "mixed",
         }
     }
 
-    /// One request of this phase on `path`.
-    async fn call(self, client: &Client, path: &str, value: &[u8]) -> Result<(), String> {
-        let outcome = match self {
+    /// Whether a phase may send more than one request per node (and so run for a
+    /// [`Extent::duration`]): a node is created or deleted only once.
+    pub fn repeatable(self) -> bool {
+        matches!(self, Phase::Set | Phase::Get | Phase::Mixed)
+    }
+
+    /// The request a session sends as its `j`-th of this phase.
+    fn op(self, j: usize) -> Phase {
+        match self {
+            Phase::Mixed if j % 2 == 0 => Phase::Set,
+            Phase::Mixed => Phase::Get,
+            other => other,
+        }
+    }
+
+    /// The `j`-th request of a session in this phase, on `path`; the op it was is the first
+    /// of the pair.
+    async fn call(
+        self,
+        j: usize,
+        client: &Client,
+        path: &str,
+        value: &[u8],
+    ) -> (Phase, Result<(), String>) {
+        let op = self.op(j);
+        let outcome = match op {
             Phase::Create => client
                 .create(path, value, &CreateOptions::persistent())
                 .await
                 .map(drop),
             Phase::Set => client.set_data(path, value, None).await.map(drop),
-            Phase::Get => client.get_data(path).await.map(drop),
+            // `op` never yields Mixed: it is Set or Get by then.
+            Phase::Get | Phase::Mixed => client.get_data(path).await.map(drop),
             Phase::Delete => client.delete(path, None).await,
         };
-        outcome.map_err(|e| format!("{} {path}: {e}", self.name()))
+        (
+            op,
+            outcome.map_err(|e| format!("{} {path}: {e}", op.name())),
+        )
     }
 }
 
@@ -80,6 +117,31 @@ pub struct Drive {
     pub value: Arc<[u8]>,
 }
 
+/// How far a phase goes beyond one request per node, and what it keeps of each request.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extent {
+    /// Run a [repeatable](Phase::repeatable) phase this long, each session cycling over its
+    /// nodes, instead of one pass (ignored by create and delete). Open loop, it is the span
+    /// of the schedule: `duration × rate` requests in all.
+    pub duration: Option<Duration>,
+    /// Keep a [`Traced`] per request in [`Sample::trace`].
+    pub trace: bool,
+}
+
+/// One request as traced: what it was, when it was due, how it went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Traced {
+    /// The request (set or get for a mixed phase).
+    pub op: Phase,
+    /// When it was due (open loop: its scheduled instant; closed loop: when it was sent), µs
+    /// since the Unix epoch by this machine's wall clock, to line up with servers' logs.
+    pub due_unix_us: u64,
+    /// From due to reply, µs.
+    pub latency_us: u64,
+    /// Whether the reply was a success.
+    pub ok: bool,
+}
+
 /// What one phase measured, before any statistics.
 #[derive(Debug, Default)]
 pub struct Sample {
@@ -91,6 +153,8 @@ pub struct Sample {
     pub first_error: Option<String>,
     /// From the phase's start to its last reply.
     pub wall: Duration,
+    /// Every request, in no particular order, when [`Extent::trace`] asked for it.
+    pub trace: Vec<Traced>,
 }
 
 /// The path of node `index` under `dir`.
@@ -104,6 +168,18 @@ impl Drive {
     /// # Errors
     /// [`Error::Refused`] if a session's task panics.
     pub async fn run(&self, clients: &[Client]) -> Result<Sample> {
+        self.run_for(clients, Extent::default()).await
+    }
+
+    /// [`Drive::run`] for an [`Extent`]: for a time rather than one pass, traced or not.
+    ///
+    /// # Errors
+    /// [`Error::Refused`] if a session's task panics.
+    pub async fn run_for(&self, clients: &[Client], extent: Extent) -> Result<Sample> {
+        let extent = Extent {
+            duration: extent.duration.filter(|_| self.phase.repeatable()),
+            ..extent
+        };
         let sessions = clients.len().max(1);
         // Per session, the gap between two scheduled requests.
         let every = self
@@ -111,6 +187,12 @@ impl Drive {
             .map(|rate| Duration::from_secs_f64(sessions as f64 / rate.max(f64::MIN_POSITIVE)));
         // A little ahead, so that every session is spawned before the first request is due.
         let start = Instant::now() + Duration::from_millis(20);
+        // The wall clock at `start`: traced instants are `start_unix` plus their offset from
+        // `start` on the monotonic clock, so a clock step during the phase moves none of them.
+        let start_unix = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            + Duration::from_millis(20);
         let mut tasks = JoinSet::new();
         for (number, client) in clients.iter().enumerate() {
             let paths: Vec<String> = (number..self.nodes)
@@ -119,9 +201,15 @@ impl Drive {
                 .collect();
             let (client, value) = (client.clone(), self.value.clone());
             let (phase, in_flight) = (self.phase, self.in_flight.max(1));
-            tasks.spawn(async move {
-                session(&client, phase, paths, &value, in_flight, start, every).await
-            });
+            let plan = Plan {
+                phase,
+                in_flight,
+                start,
+                start_unix,
+                every,
+                extent,
+            };
+            tasks.spawn(async move { session(&client, &plan, paths, &value).await });
         }
         let mut sample = Sample::default();
         while let Some(joined) = tasks.join_next().await {
@@ -129,6 +217,7 @@ impl Drive {
                 joined.map_err(|e| Error::Refused(format!("a session's task failed: {e}")))?;
             sample.latencies.extend(one.latencies);
             sample.errors += one.errors;
+            sample.trace.extend(one.trace);
             if sample.first_error.is_none() {
                 sample.first_error = one.first_error;
             }
@@ -138,20 +227,46 @@ impl Drive {
     }
 }
 
-/// One session's share of a phase.
-async fn session(
-    client: &Client,
+/// What every session of a phase shares.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
     phase: Phase,
-    paths: Vec<String>,
-    value: &[u8],
     in_flight: usize,
     start: Instant,
+    start_unix: Duration,
+    /// Open loop: the gap between two of a session's scheduled requests.
     every: Option<Duration>,
-) -> Sample {
+    extent: Extent,
+}
+
+impl Plan {
+    /// How many requests a session of `nodes` nodes may send: one per node, or as many as
+    /// the schedule holds in the duration (closed loop: no bound but time).
+    fn requests(&self, nodes: usize) -> usize {
+        match (self.extent.duration, self.every) {
+            (None, _) => nodes,
+            (Some(duration), Some(every)) => {
+                (duration.as_secs_f64() / every.as_secs_f64().max(1e-9)).ceil() as usize
+            }
+            (Some(_), None) => usize::MAX,
+        }
+    }
+}
+
+/// One session's share of a phase.
+async fn session(client: &Client, plan: &Plan, paths: Vec<String>, value: &[u8]) -> Sample {
+    let Plan { start, every, .. } = *plan;
     sleep_until(start).await;
-    let count = paths.len();
-    let replies = stream::iter(paths.into_iter().enumerate())
-        .then(|(j, path)| async move {
+    if paths.is_empty() {
+        return Sample::default();
+    }
+    let count = plan.requests(paths.len());
+    let end = plan.extent.duration.map(|duration| start + duration);
+    let paths = &paths;
+    let replies = stream::iter(0..count)
+        // Closed loop for a duration: stop sending once it is over.
+        .take_while(move |_| ready(every.is_some() || end.is_none_or(|end| Instant::now() < end)))
+        .then(|j| async move {
             let due = match every {
                 Some(every) => {
                     let due = start + every.mul_f64(j as f64);
@@ -160,19 +275,29 @@ async fn session(
                 }
                 None => Instant::now(),
             };
-            (due, path)
+            (j, due)
         })
-        .map(|(due, path)| async move {
-            let outcome = phase.call(client, &path, value).await;
-            (due.elapsed(), outcome)
+        .map(|(j, due)| async move {
+            let path = &paths[j % paths.len()];
+            let (op, outcome) = plan.phase.call(j, client, path, value).await;
+            (op, due, due.elapsed(), outcome)
         })
-        .buffer_unordered(in_flight);
+        .buffer_unordered(plan.in_flight);
     let mut replies = std::pin::pin!(replies);
     let mut sample = Sample {
-        latencies: Vec::with_capacity(count),
+        latencies: Vec::with_capacity(count.min(paths.len().max(1 << 16))),
         ..Sample::default()
     };
-    while let Some((latency, outcome)) = replies.next().await {
+    while let Some((op, due, latency, outcome)) = replies.next().await {
+        if plan.extent.trace {
+            let due_unix = plan.start_unix + due.saturating_duration_since(start);
+            sample.trace.push(Traced {
+                op,
+                due_unix_us: u64::try_from(due_unix.as_micros()).unwrap_or(u64::MAX),
+                latency_us: u64::try_from(latency.as_micros()).unwrap_or(u64::MAX),
+                ok: outcome.is_ok(),
+            });
+        }
         match outcome {
             Ok(()) => sample.latencies.push(latency),
             Err(e) => {

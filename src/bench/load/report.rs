@@ -218,6 +218,7 @@ mod tests {
             errors: 1,
             first_error: Some("create /x: NodeExists".to_owned()),
             wall: Duration::from_millis(3),
+            ..Sample::default()
         };
         let r = PhaseResult::new(&context, Phase::Set, sample);
         assert_eq!(r.ops_per_sec().round(), 1000.0);
