@@ -14,6 +14,8 @@
 # ZK_SNAPCOUNT overrides snapCount (ZooKeeper's default: 100000): the memory benchmark sets it
 # above its million creates, since every snapshot of a growing tree is written in full and ten
 # of them fill a disk with gigabytes.
+# ZK_INFO_LOGGERS (space-separated logger names) raises those loggers to INFO, e.g. the ones
+# that log when a snapshot starts and ends (docs/bench/snapshot-latency.sh).
 set -euo pipefail
 
 ZK_CP="/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar"
@@ -46,6 +48,9 @@ log4j.appender.FILE.File=${zk.bench.log}
 log4j.appender.FILE.layout=org.apache.log4j.PatternLayout
 log4j.appender.FILE.layout.ConversionPattern=%d{ISO8601} %-5p [%t:%C{1}@%L] - %m%n
 EOF
+  for logger in ${ZK_INFO_LOGGERS:-}; do
+    echo "log4j.logger.$logger=INFO" >>"$dir/log4j.properties"
+  done
   java -Dzk.bench.log="$dir/zookeeper.log" -cp "$dir:$ZK_CP" \
     org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" \
     >>"$dir/zookeeper.out" 2>&1 </dev/null &
