@@ -26,6 +26,11 @@ impl Children {
         self.names.len()
     }
 
+    /// Whether `name` is a child: a set lookup, never a scan (replay asks once per create).
+    pub fn contains(&self, name: &str) -> bool {
+        self.names.contains(name)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
     }

@@ -192,7 +192,7 @@ impl Core {
         let Some(p) = self.tree.get(parent) else {
             return;
         };
-        let exists = p.children.iter().any(|c| c == name);
+        let exists = p.children.contains(name);
         if exists && !fix_up {
             return;
         }
