@@ -15,6 +15,8 @@
 //! * [`panic_message`]: what a failed task said, for suites that report each body's failure.
 //! * [`Peer`]: a raw wire peer speaking hand-built frames (through `shepherd-protocol`'s
 //!   records) over a socket or any in-memory stream.
+//! * [`huge_acl_create`]: requests hostile clients send, shared by the hostile-client tests and
+//!   benchmark.
 //! * [`oracle`]: the differential oracle against real ZooKeeper, run by the `oracle` binary.
 //!
 //! This crate is never published; it is a dev-dependency of the workspace's test suites. It
@@ -24,6 +26,7 @@ mod client;
 mod expiry;
 mod four_letter;
 mod frame;
+mod hostile;
 pub mod locks;
 pub mod oracle;
 mod panic_message;
@@ -40,6 +43,7 @@ pub use client::{
 };
 pub use expiry::{expire_by_take_over, take_over_and_close};
 pub use four_letter::four_letter_word;
+pub use hostile::{HUGE_ACL_ENTRIES, huge_acl_create};
 pub use panic_message::panic_message;
 pub use paths::unique;
 pub use peer::{Peer, hello, reply_header};

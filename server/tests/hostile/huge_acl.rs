@@ -4,26 +4,9 @@
 //! as ZooKeeper answers too) and the bystander is served as before. How long the core lock is
 //! held for it is measured by a benchmark, not asserted.
 
-use shepherd_protocol::{Acl, CreateMode, CreateRequest, Id, Request};
+use shepherd_testkit::huge_acl_create;
 
 use super::{bystander_is_served, err, send, server, session};
-
-/// 80 000 entries of 12 bytes each (perms, and two empty strings): 960 000 bytes, under the
-/// default `jute.maxbuffer` of 1 048 575, all distinct by their permission bits.
-pub(crate) fn huge_acl_create(path: &str) -> Request {
-    let acl = (0..80_000)
-        .map(|perms| Acl {
-            perms,
-            id: Id::new("", ""),
-        })
-        .collect();
-    Request::Create(CreateRequest {
-        path: path.into(),
-        data: None,
-        acl,
-        flags: CreateMode::Persistent.into(),
-    })
-}
 
 #[tokio::test]
 async fn a_create_with_80_000_acl_entries_is_answered_and_others_are_served() {
