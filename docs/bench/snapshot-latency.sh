@@ -10,9 +10,10 @@
 # with snapCount=SNAPCOUNT (100000, ZooKeeper's default), then offer RATE requests/s of
 # setData and getData in turn (open loop, latency from each request's scheduled time) for
 # DURATION seconds, tracing every request. Writes are RATE/2 a second, so the snapshot rule
-# (more than snapCount/2 + r txns, r in 0..snapCount/2) fires 50–100 s into the window and
-# cannot fire again before it ends. The snapshot's start and end come from the server's log;
-# the rows compare the requests due while it ran with those of an equal window before it.
+# (more than snapCount/2 + r txns, r in 0..snapCount/2) fires 50–100 s into the window, and
+# may fire again 50–100 s after that. Each snapshot's start and end come from the server's
+# log; its row (every request outstanding while it ran) is compared with an equal window
+# just before it, and with the median and worst of all other such windows of the trace.
 # forceSync=yes on both. Needs `cargo build --release` first (or SHEPHERD=path).
 set -euo pipefail
 
@@ -180,7 +181,22 @@ for start, end, how in snaps:
         base = (start - gap - length, start - gap)
     else:
         base = (end + gap, end + gap + length)
-    for name, (lo, hi) in ((f"snapshot ({how})", (start, end)), ("no snapshot", base)):
+        print("(the window before the snapshot is too short: the one after it is used)")
+    # Every other window of that length with no snapshot near it, after warm-up: the one of
+    # median max and the worst, to show what the machine does without a snapshot.
+    others = []
+    lo = t0 + warm
+    while lo + length <= t1:
+        if all(lo + length + gap <= s0 or lo >= e0 + gap for s0, e0, _ in snaps):
+            others.append((stats(lo, lo + length)[5], lo))
+        lo += length
+    others.sort()
+    rows = [(f"snapshot ({how})", (start, end)), ("no snapshot, just before", base)]
+    if others:
+        median, worst = others[len(others) // 2][1], others[-1][1]
+        rows.append((f"no snapshot, median of {len(others)} windows", (median, median + length)))
+        rows.append((f"no snapshot, worst of {len(others)} windows", (worst, worst + length)))
+    for name, (lo, hi) in rows:
         s = stats(lo, hi)
         if s is None or hi > t1:
             print(f"| {name} | {utc(lo)}–{utc(hi)} | {(hi - lo) / 1e6:.1f} | outside the trace |")
