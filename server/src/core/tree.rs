@@ -111,7 +111,10 @@ pub(crate) enum Undo {
 /// The tree and its indexes.
 #[derive(Debug)]
 pub(crate) struct Tree {
-    nodes: HashMap<String, Node>,
+    /// Keyed by full path. aHash, randomly keyed per process: paths come from clients, so the
+    /// hasher must resist chosen collisions, and SipHash (std's) was the largest cost of
+    /// restoring a million-node snapshot.
+    nodes: HashMap<String, Node, ahash::RandomState>,
     ephemerals: BTreeMap<SessionId, BTreeSet<String>>,
     containers: BTreeSet<String>,
     ttls: BTreeSet<String>,
@@ -177,7 +180,7 @@ impl Tree {
     /// An empty tree, not even a root: what a snapshot restore fills in.
     pub fn empty() -> Tree {
         Tree {
-            nodes: HashMap::new(),
+            nodes: HashMap::default(),
             ephemerals: BTreeMap::new(),
             containers: BTreeSet::new(),
             ttls: BTreeSet::new(),

@@ -57,6 +57,8 @@ pub(crate) struct Durable {
     pub(super) journal: Arc<Journal>,
     /// A snapshot thread runs (ZooKeeper's `snapThreadMutex`).
     snapshotting: AtomicBool,
+    /// Recovery left the clean snapshot for [`start`] to take live (see [`recover`]).
+    snapshot_after_start: AtomicBool,
     snapshot_thread: Mutex<Option<JoinHandle<()>>>,
     /// Why the log stopped, once it failed.
     failure: watch::Sender<Option<String>>,
@@ -80,6 +82,7 @@ impl Durable {
             core_config,
             journal: Arc::new(Journal::default()),
             snapshotting: AtomicBool::new(false),
+            snapshot_after_start: AtomicBool::new(false),
             snapshot_thread: Mutex::new(None),
             failure: watch::Sender::new(None),
         })
@@ -102,15 +105,30 @@ impl Durable {
 }
 
 /// Recovers the core from the data directory, or starts a fresh one (at the configured
-/// initial zxid) if it holds nothing, and takes the clean snapshot ZooKeeper takes after
-/// loading. Blocking.
+/// initial zxid) if it holds nothing. Blocking.
+///
+/// ZooKeeper takes a clean snapshot after loading, before it serves (`ZooKeeperServer.loadData`).
+/// Here that snapshot is taken before serving only when the directory has none yet (a fresh
+/// or logs-only directory: the snapshot is small, and without one ZooKeeper could not open the
+/// directory). Otherwise the directory already holds a snapshot and the logs after it, which
+/// recover to the same state again, so the clean snapshot is taken live, in the background,
+/// once the log runs ([`start`]): a million-node tree serves seconds earlier.
 ///
 /// # Errors
 /// A [`StorageError`] inside the `io::Error`, naming the path that could not be read or
 /// written.
 pub(crate) fn recover(durable: &Durable, now: Now) -> io::Result<Core> {
+    let had_snapshot = !durable
+        .dir
+        .snapshots()
+        .map_err(|e| io_error_at(durable.dir.root(), e))?
+        .is_empty();
     let recovered = recovery::recover(durable, now)?;
-    snapshot::take_now(durable, &recovered)?;
+    if had_snapshot {
+        durable.snapshot_after_start.store(true, Ordering::Release);
+    } else {
+        snapshot::take_now(durable, &recovered)?;
+    }
     Ok(recovered)
 }
 
@@ -129,7 +147,11 @@ pub(crate) fn start(shared: &Arc<Shared>, durable_zxid: i64) -> io::Result<()> {
         durable_zxid,
         &durable.settings,
         Arc::new(Events(Arc::downgrade(shared))),
-    )
+    )?;
+    if durable.snapshot_after_start.swap(false, Ordering::AcqRel) {
+        snapshot_due(shared);
+    }
+    Ok(())
 }
 
 /// Stops the log (everything queued written and fsynced) and waits for a snapshot in
