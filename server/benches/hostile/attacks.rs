@@ -12,7 +12,7 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use shepherd_protocol::{
     AuthPacket, ConnectRequest, FourLetterWord, ReplyHeader, Request, SetWatches, decode_from,
-    encode_frame, encode_request,
+    encode_frame, encode_request, xid,
 };
 use shepherd_server::{ServerBuilder, ServerHandle};
 use shepherd_testkit::{
@@ -246,18 +246,24 @@ async fn setwatches_flood(ctx: &Ctx<'_>, ready: &mut Ready) -> String {
         exist_watches: vec!["/".to_owned(); 200_000],
         child_watches: Vec::new(),
     });
+    let ping = encode_frame(|b| encode_request(xid::PING, &Request::Ping, b));
     let (mut floods, mut got) = (0u64, 0usize);
     while !ctx.stop.is_cancelled() {
         let mut flooder = ctx.pipe_session(4096).await;
         flooder.send_as(-8, &flood).await;
         let mut stream = flooder.into_inner();
+        // Never reading, it learns of the close when a write fails: a ping each millisecond.
+        within("the server to close the flooder", async {
+            while stream.write_all(&ping).await.is_ok() {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        })
+        .await;
+        // What the pipe held when the server let go.
         let mut sink = Vec::new();
-        within(
-            "the server to close the flooder",
-            stream.read_to_end(&mut sink),
-        )
-        .await
-        .expect("readable");
+        within("the rest", stream.read_to_end(&mut sink))
+            .await
+            .expect("readable");
         got += sink.len();
         floods += 1;
         ready.fire();
@@ -282,8 +288,9 @@ async fn mntr_poll(ctx: &Ctx<'_>, ready: &mut Ready) -> String {
 }
 
 /// 1 000 TCP connections each sending one byte of a four-letter word and nothing more, held
-/// open until the bystander is done (under the 10 s handshake deadline). Past the per-IP limit
-/// (60 by default, the bystander's connection among them) each is closed at once.
+/// open until the bystander is done (under the 10 s handshake deadline), which starts once all
+/// are open. Past the per-IP limit (60 by default, the bystander's connection among them) each
+/// is closed at once.
 async fn loris(ctx: &Ctx<'_>, ready: &mut Ready) -> String {
     const LORISES: usize = 1_000;
     let mut held = Vec::with_capacity(LORISES);
@@ -291,9 +298,6 @@ async fn loris(ctx: &Ctx<'_>, ready: &mut Ready) -> String {
         let mut loris = Peer::tcp(ctx.server.local_addr()).await;
         loris.send_raw(b"s").await;
         held.push(loris);
-        if held.len() == 50 {
-            ready.fire();
-        }
     }
     ready.fire();
     ctx.stop.cancelled().await;
@@ -352,10 +356,11 @@ async fn forged_session(ctx: &Ctx<'_>, victim: i64, ready: &mut Ready) -> String
     format!("{refused} forged resumptions of the bystander's session, all refused")
 }
 
-/// Four peers over 4 KiB pipes, each asking for a 1 MB node again and again and taking each
-/// reply 4 KiB at a time with a 1 ms pause between reads.
+/// Peers over 4 KiB pipes, each asking for a 1 MB node again and again and taking each reply
+/// 4 KiB at a time with a 1 ms pause between reads. The bystander starts once every reader's
+/// first reply has begun to come.
 async fn slow_readers(ctx: &Ctx<'_>, ready: &mut Ready) -> String {
-    const READERS: usize = 4;
+    const READERS: usize = 8;
     let mut writer = ctx.pipe_session(64 * 1024).await;
     let created = writer
         .call(&create(
@@ -367,31 +372,48 @@ async fn slow_readers(ctx: &Ctx<'_>, ready: &mut Ready) -> String {
     assert_eq!(reply_header(&created).err, 0, "/big is created");
     let mut readers = Vec::with_capacity(READERS);
     for _ in 0..READERS {
-        readers.push(ctx.pipe_session(4096).await.into_inner());
+        let mut stream = ctx.pipe_session(4096).await.into_inner();
+        let left = ask_big(&mut stream, 1).await;
+        readers.push((stream, left));
     }
     ready.fire();
-    let counts = join_all(readers.into_iter().map(|s| slow_reader(s, ctx.stop))).await;
+    let counts = join_all(
+        readers
+            .into_iter()
+            .map(|(stream, left)| slow_reader(stream, left, ctx.stop)),
+    )
+    .await;
     let replies: u64 = counts.iter().map(|c| c.0).sum();
     let bytes: usize = counts.iter().map(|c| c.1).sum();
     format!(
-        "{READERS} readers took {replies} whole 1 MB replies ({:.1} MB read)",
+        "{READERS} readers taking 1 MB replies 4 KiB a ms: {:.1} MB read, {replies} replies finished",
         bytes as f64 / 1e6
     )
 }
 
-/// One slow reader, until `stop`: the whole replies it took and the bytes it read.
-async fn slow_reader(mut stream: DuplexStream, stop: &CancellationToken) -> (u64, usize) {
+/// Asks for `/big` under `xid` and reads the reply's length: the bytes of it to come.
+async fn ask_big(stream: &mut DuplexStream, xid: i32) -> usize {
+    let ask = encode_frame(|b| encode_request(xid, &get_data("/big"), b));
+    stream.write_all(&ask).await.expect("a getData");
+    let mut len = [0; 4];
+    within("a reply's length", stream.read_exact(&mut len))
+        .await
+        .expect("readable");
+    let left = u32::from_be_bytes(len) as usize;
+    assert!(left > BIG, "the whole node comes back");
+    left
+}
+
+/// One slow reader, `left` bytes into its first reply, until `stop`: the whole replies it took
+/// and the bytes it read.
+async fn slow_reader(
+    mut stream: DuplexStream,
+    mut left: usize,
+    stop: &CancellationToken,
+) -> (u64, usize) {
     let (mut replies, mut bytes) = (0u64, 0usize);
     let mut chunk = vec![0; 4096];
-    for xid in 1.. {
-        let ask = encode_frame(|b| encode_request(xid, &get_data("/big"), b));
-        stream.write_all(&ask).await.expect("a getData");
-        let mut len = [0; 4];
-        within("a reply's length", stream.read_exact(&mut len))
-            .await
-            .expect("readable");
-        let mut left = u32::from_be_bytes(len) as usize;
-        assert!(left > BIG, "the whole node comes back");
+    for xid in 2.. {
         while left > 0 {
             if stop.is_cancelled() {
                 return (replies, bytes);
@@ -406,6 +428,7 @@ async fn slow_reader(mut stream: DuplexStream, stop: &CancellationToken) -> (u64
             bytes += n;
         }
         replies += 1;
+        left = ask_big(&mut stream, xid).await;
     }
     (replies, bytes)
 }
