@@ -16,7 +16,7 @@ use shepherd_protocol::txn::StatPersisted;
 use super::owner::Owner;
 use super::session::Sessions;
 use super::snapshot::OPEN_ACL_UNSAFE_ID;
-use super::tree::{Node, Tree};
+use super::tree::{Node, Refused, Tree};
 use super::{Core, CoreConfig, Now, SessionId, path};
 
 /// Why a snapshot's records do not make a tree.
@@ -113,11 +113,8 @@ impl Restore {
         if !path::is_valid(key) {
             return fail(|path| RestoreError::InvalidPath { path });
         }
-        if self.tree.get(key).is_some() {
+        if key == "/" && self.tree.get(key).is_some() {
             return fail(|path| RestoreError::Duplicate { path });
-        }
-        if key != "/" && self.tree.get(path::split(key).0).is_none() {
-            return fail(|path| RestoreError::Orphan { path });
         }
         let acl = if acl_id == OPEN_ACL_UNSAFE_ID {
             Acl::open_unsafe()
@@ -144,10 +141,13 @@ impl Restore {
         node.creates = stat.cversion;
         if key == "/" {
             self.tree.insert_root(node);
-        } else {
-            self.tree.attach(key, node);
+            return Ok(());
         }
-        Ok(())
+        match self.tree.attach_restored(key, node) {
+            Ok(()) => Ok(()),
+            Err(Refused::Orphan) => fail(|path| RestoreError::Orphan { path }),
+            Err(Refused::Duplicate) => fail(|path| RestoreError::Duplicate { path }),
+        }
     }
 
     /// The core, at the snapshot's `zxid`; replay the log entries after it next. The system

@@ -108,6 +108,15 @@ pub(crate) enum Undo {
     },
 }
 
+/// Why [`Tree::attach_restored`] refused a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// Its parent is not in the tree.
+    Orphan,
+    /// A node of that path is already there.
+    Duplicate,
+}
+
 /// The tree and its indexes.
 #[derive(Debug)]
 pub(crate) struct Tree {
@@ -342,6 +351,28 @@ impl Tree {
         {
             self.ephemerals.remove(&session);
         }
+    }
+
+    /// Hangs a restored node under its parent with one lookup of each (a million-node
+    /// restore does this a million times): refused, changing nothing, when the parent is
+    /// missing or already has a child of that name.
+    pub(super) fn attach_restored(&mut self, path: &str, mut node: Node) -> Result<(), Refused> {
+        let (parent, name) = path::split(path);
+        let Some(p) = self.nodes.get_mut(parent) else {
+            return Err(Refused::Orphan);
+        };
+        if p.children.contains(name) {
+            return Err(Refused::Duplicate);
+        }
+        p.children.insert(name.to_string());
+        self.data_size += java_len(path) + data_len(&node.data);
+        self.index(path, node.owner, true);
+        if let Some(sum) = &mut self.digest {
+            node.digest = digest::node_digest(path, &node);
+            *sum = sum.wrapping_add(node.digest);
+        }
+        self.nodes.insert(path.to_string(), node);
+        Ok(())
     }
 
     /// Hangs a node under its parent, which must exist, and indexes it.
