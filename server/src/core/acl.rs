@@ -140,16 +140,18 @@ fn is_authenticated_scheme(scheme: &str) -> bool {
 /// carries about 80 000 entries. Entries made by `auth` expansion are not de-duplicated, as
 /// ZooKeeper adds them after its dedup.
 pub(crate) fn fixup(acl: &[Acl], identities: &[Id]) -> Option<Vec<Acl>> {
-    let mut seen: HashSet<(i32, &str, &str)> = HashSet::with_capacity(acl.len());
-    let unique: Vec<&Acl> = acl
-        .iter()
-        .filter(|e| seen.insert((e.perms, e.id.scheme.as_str(), e.id.id.as_str())))
-        .collect();
-    if unique.is_empty() {
+    if acl.is_empty() {
         return None;
     }
-    let mut out = Vec::with_capacity(unique.len());
-    for entry in unique {
+    // One pass: duplicates are skipped as they are met, and the first invalid entry ends the
+    // pass, so a huge list with an early invalid entry costs nothing more (any invalid entry
+    // makes the whole list InvalidACL, whatever its place).
+    let mut seen: HashSet<(i32, &str, &str)> = HashSet::with_capacity(acl.len());
+    let mut out = Vec::with_capacity(acl.len());
+    for entry in acl {
+        if !seen.insert((entry.perms, entry.id.scheme.as_str(), entry.id.id.as_str())) {
+            continue;
+        }
         let id = &entry.id;
         match id.scheme.as_str() {
             "world" if id.id == "anyone" => out.push(entry.clone()),
