@@ -342,6 +342,20 @@ mod tests {
     use super::*;
     use clap::Parser;
 
+    /// An embedded server on its own one-thread runtime, so that the benchmark's clients and
+    /// the server do not share a runtime.
+    fn embedded_server() -> (tokio::runtime::Runtime, shepherd_server::ServerHandle) {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = runtime
+            .block_on(shepherd_server::Server::builder().start())
+            .unwrap();
+        (runtime, server)
+    }
+
     #[derive(Parser)]
     struct Cli {
         #[command(flatten)]
@@ -352,14 +366,7 @@ mod tests {
     /// through --connect, small enough to be quick, closed and open loop.
     #[test]
     fn every_phase_runs_without_errors() {
-        let server_rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let server = server_rt
-            .block_on(shepherd_server::Server::builder().start())
-            .unwrap();
+        let (server_rt, server) = embedded_server();
         let connect = server.connect_string();
         let csv =
             std::env::temp_dir().join(format!("shepherd-bench-load-{}.csv", std::process::id()));
@@ -404,14 +411,7 @@ mod tests {
     /// with their due times in order of schedule.
     #[test]
     fn a_filled_folder_takes_a_traced_mixed_load_for_a_time() {
-        let server_rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let server = server_rt
-            .block_on(shepherd_server::Server::builder().start())
-            .unwrap();
+        let (server_rt, server) = embedded_server();
         let connect = server.connect_string();
         let trace = std::env::temp_dir().join(format!(
             "shepherd-bench-load-trace-{}.csv",
