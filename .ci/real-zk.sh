@@ -6,11 +6,33 @@
 #   bash .ci/real-zk.sh CMD ARGS   start it, run CMD, stop it, exit with CMD's status
 #   bash .ci/real-zk.sh            start it and keep it up until interrupted
 #
-# Functions: real_zk_start, real_zk_stop.  The log and dataDir live in $REAL_ZK_DIR.
+# Functions: real_zk_start, real_zk_stop; shared with .ci/real-zk-ensemble.sh: real_zk_4lw,
+# real_zk_write_log4j, REAL_ZK_CP, REAL_ZK_JAVA_OPTS.  The log and dataDir live in $REAL_ZK_DIR.
 
 REAL_ZK_JAR=${REAL_ZK_JAR:-/usr/share/java/zookeeper.jar}
 REAL_ZK_CP="$REAL_ZK_JAR:/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar"
 REAL_ZK_START_TIMEOUT=${REAL_ZK_START_TIMEOUT:-30}
+
+# The JVM options of every ZooKeeper started here (.ci/real-zk-ensemble.sh shares them).
+# Serial GC and C1 only: a test server wants a quick start, not peak throughput.
+# The super user is the differential oracle's cleanup credential (testkit/src/oracle/run.rs).
+REAL_ZK_JAVA_OPTS=(
+  -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
+  -Dzookeeper.extendedTypesEnabled=true
+  -Dznode.container.checkIntervalMs=1000
+  -Dzookeeper.DigestAuthenticationProvider.superDigest=oracle:b29uxuNcniFv6vjwF9tdJVA4Q8c=
+)
+
+# Writes DIR/log4j.properties; with DIR first on the classpath, everything goes to stdout,
+# which is the log.
+real_zk_write_log4j() {
+  cat >"$1/log4j.properties" <<'EOF'
+log4j.rootLogger=INFO, CONSOLE
+log4j.appender.CONSOLE=org.apache.log4j.ConsoleAppender
+log4j.appender.CONSOLE.layout=org.apache.log4j.PatternLayout
+log4j.appender.CONSOLE.layout.ConversionPattern=%d{ISO8601} %-5p [%t:%C{1}@%L] - %m%n
+EOF
+}
 
 _real_zk_free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -34,19 +56,8 @@ admin.enableServer=false
 4lw.commands.whitelist=*
 maxClientCnxns=0
 EOF
-  # Our own log4j.properties comes first on the classpath: everything goes to stdout -> the log.
-  cat >"$REAL_ZK_DIR/log4j.properties" <<'EOF'
-log4j.rootLogger=INFO, CONSOLE
-log4j.appender.CONSOLE=org.apache.log4j.ConsoleAppender
-log4j.appender.CONSOLE.layout=org.apache.log4j.PatternLayout
-log4j.appender.CONSOLE.layout.ConversionPattern=%d{ISO8601} %-5p [%t:%C{1}@%L] - %m%n
-EOF
-  # The super user is the differential oracle's cleanup credential (testkit/src/oracle/run.rs).
-# Serial GC and C1 only: a test server wants a quick start, not peak throughput.
-  java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
-    -Dzookeeper.extendedTypesEnabled=true \
-    -Dznode.container.checkIntervalMs=1000 \
-    -Dzookeeper.DigestAuthenticationProvider.superDigest=oracle:b29uxuNcniFv6vjwF9tdJVA4Q8c= \
+  real_zk_write_log4j "$REAL_ZK_DIR"
+  java "${REAL_ZK_JAVA_OPTS[@]}" \
     -cp "$REAL_ZK_DIR:$REAL_ZK_CP" \
     org.apache.zookeeper.server.ZooKeeperServerMain "$REAL_ZK_DIR/zoo.cfg" \
     >>"$REAL_ZK_DIR/zookeeper.log" 2>&1 </dev/null &
