@@ -19,6 +19,9 @@ final class Check {
     /** The longest any single wait may take before the check fails. */
     static final long WAIT_SECONDS = 20;
 
+    /** How long a check that something does NOT happen waits (a contender stays out...). */
+    static final long BRIEF_MS = 300;
+
     /** Session timeout of every test client: short enough that a lost session shows quickly. */
     static final int SESSION_MS = 10_000;
 
