@@ -60,6 +60,26 @@ enum Command {
         /// everything is kept in memory.
         #[arg(long = "data-dir", value_name = "DIR")]
         data_dir: Option<PathBuf>,
+        /// Serve the test controls (docs/test-controls.md): JSON endpoints to expire sessions,
+        /// cut or freeze connections, inject faults and inspect the server, for tests in any
+        /// language. Loopback only; a random token, printed once at start, is required on
+        /// every call. Never on a server others depend on.
+        #[arg(long = "test-controls")]
+        test_controls: bool,
+        /// The test controls' port (0, the default, picks a free one), on --test-controls-bind.
+        #[arg(
+            long = "test-controls-port",
+            default_value_t = 0,
+            requires = "test_controls"
+        )]
+        test_controls_port: u16,
+        /// The test controls' address: a loopback address (anything else is refused).
+        #[arg(
+            long = "test-controls-bind",
+            default_value = "127.0.0.1",
+            requires = "test_controls"
+        )]
+        test_controls_bind: IpAddr,
     },
     /// Run a benchmark.
     Bench {
@@ -96,6 +116,9 @@ fn main() -> ExitCode {
             admin_port,
             metrics_port,
             data_dir,
+            test_controls,
+            test_controls_port,
+            test_controls_bind,
         } => serve(
             port,
             bind,
@@ -103,6 +126,8 @@ fn main() -> ExitCode {
             config,
             (admin_port, metrics_port),
             data_dir,
+            test_controls
+                .then(|| std::net::SocketAddr::new(test_controls_bind, test_controls_port)),
         ),
         Command::Bench {
             bench: bench::Bench::Herd(args),
@@ -125,6 +150,7 @@ fn serve(
     config_file: Option<PathBuf>,
     (admin_port, metrics_port): (Option<u16>, Option<u16>),
     data_dir: Option<PathBuf>,
+    test_controls: Option<std::net::SocketAddr>,
 ) -> ExitCode {
     let mut config = Config {
         port: 2181,
@@ -172,6 +198,13 @@ fn serve(
         addr.set_port(port);
         Some(addr)
     };
+    if let Some(addr) = test_controls.filter(|addr| !addr.ip().is_loopback()) {
+        eprintln!(
+            "error: --test-controls listens on loopback only (127.0.0.1 or ::1), not {}",
+            addr.ip()
+        );
+        return ExitCode::from(2);
+    }
     if let Some(port) = admin_port {
         config.admin_server = on_port(config.admin_server, port);
     }
@@ -200,7 +233,11 @@ fn serve(
         };
         let (bind, port) = (config.bind, config.port);
         let durable = config.durability.is_durable();
-        let server = match Server::builder().config(config).start().await {
+        let mut builder = Server::builder().config(config);
+        if let Some(addr) = test_controls {
+            builder = builder.test_controls(addr);
+        }
+        let server = match builder.start().await {
             Ok(server) => server,
             Err(error) if error.kind() == std::io::ErrorKind::AddrInUse => {
                 eprintln!("error: {bind}:{port} is already in use (is another ZooKeeper running?)");
@@ -223,6 +260,13 @@ fn serve(
         }
         if let Some(addr) = server.metrics_addr() {
             println!("shepherd metrics on http://{addr}/metrics");
+        }
+        // Printed once, on stdout only (never logged): tests parse it for the address and
+        // the token (docs/test-controls.md).
+        if let (Some(addr), Some(token)) =
+            (server.test_controls_addr(), server.test_controls_token())
+        {
+            println!("shepherd test controls on http://{addr} token {token}");
         }
         if !durable {
             tracing::info!(

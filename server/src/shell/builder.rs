@@ -37,6 +37,7 @@ impl Server {
             listener: None,
             shutdown: None,
             initial_zxid: None,
+            test_controls: None,
         }
     }
 }
@@ -49,6 +50,8 @@ pub struct ServerBuilder {
     shutdown: Option<CancellationToken>,
     /// The zxid given to [`ServerBuilder::initial_zxid`], which wins over the clock's epoch.
     initial_zxid: Option<i64>,
+    /// Where the test controls listen, when on.
+    test_controls: Option<SocketAddr>,
 }
 
 impl ServerBuilder {
@@ -186,6 +189,17 @@ impl ServerBuilder {
         self
     }
 
+    /// Serve the test controls (docs/test-controls.md): JSON endpoints over HTTP for what this
+    /// server's [`ServerHandle`] can do (expire a session, cut or freeze a connection, fault
+    /// rules, inspection), for tests in any language. `addr` must be loopback; port 0 picks a
+    /// free one. [`ServerHandle::test_controls_addr`] and
+    /// [`ServerHandle::test_controls_token`] tell where, and the token every call needs. Off by
+    /// default; never for a server others depend on.
+    pub fn test_controls(mut self, addr: SocketAddr) -> Self {
+        self.test_controls = Some(addr);
+        self
+    }
+
     /// Replace the whole configuration (for example one read from `zoo.cfg`).
     pub fn config(mut self, config: Config) -> Self {
         self.config = config;
@@ -213,7 +227,8 @@ impl ServerBuilder {
     ///
     /// # Errors
     /// The bind error, e.g. `AddrInUse` for a taken port, of the client listener or of the
-    /// AdminServer's or `/metrics`'s; with a data directory, a
+    /// AdminServer's or `/metrics`'s or the test controls' (`InvalidInput` for a test-controls
+    /// address that is not loopback); with a data directory, a
     /// [`StorageError`](crate::storage::StorageError) (inside the `io::Error`) naming the path
     /// that could not be created, read or written.
     pub async fn start(self) -> io::Result<ServerHandle> {
@@ -222,6 +237,10 @@ impl ServerBuilder {
             None => TcpListener::bind((self.config.bind, self.config.port)).await?,
         };
         let http_listeners = bind_http(&self.config).await?;
+        let controls_listener = match self.test_controls {
+            Some(addr) => Some(http::controls::bind(addr).await?),
+            None => None,
+        };
         let local_addr = listener.local_addr()?;
         let clock = Clock::new();
         let mut core_config = self.config.core.clone();
@@ -291,6 +310,10 @@ impl ServerBuilder {
         }
         let mut handle = ServerHandle::new(shared, local_addr, shutdown, tracker, listening);
         handle.http_addrs = http_addrs;
+        if let Some(listener) = controls_listener {
+            let on = http::controls::start(listener, &handle)?;
+            handle.test_controls = Some(on);
+        }
         Ok(handle)
     }
 }

@@ -132,6 +132,26 @@ impl FaultRule {
         self
     }
 
+    /// The rule's parts, for listing it (the test controls' `GET /faults`): the fault, then the
+    /// session, opcode and path-prefix filters, then how many times it fires.
+    pub(crate) fn parts(
+        &self,
+    ) -> (
+        &Fault,
+        Option<SessionId>,
+        Option<OpCode>,
+        Option<&str>,
+        FaultTimes,
+    ) {
+        (
+            &self.fault,
+            self.session,
+            self.opcode,
+            self.path_prefix.as_deref(),
+            self.times,
+        )
+    }
+
     fn can_fire(&self, fired: u64) -> bool {
         match self.times {
             FaultTimes::Once => fired == 0,
@@ -166,6 +186,18 @@ impl FaultRule {
 /// Names a rule added with [`crate::ServerHandle::add_fault`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FaultId(u64);
+
+impl FaultId {
+    /// The rule's number, unique within its server (the test controls name rules by it).
+    pub(crate) fn number(self) -> u64 {
+        self.0
+    }
+
+    /// The id numbered `n`; it names a rule only if [`FaultId::number`] gave `n`.
+    pub(crate) fn from_number(n: u64) -> FaultId {
+        FaultId(n)
+    }
+}
 
 struct RuleState {
     id: FaultId,
@@ -218,6 +250,15 @@ impl FaultRules {
     pub(crate) fn fired_count(&self, id: FaultId) -> Option<u64> {
         let rules = self.rules.lock();
         rules.iter().find(|r| r.id == id).map(|r| *r.fired.borrow())
+    }
+
+    /// Every rule, in the order added, with how many times it has fired.
+    pub(crate) fn list(&self) -> Vec<(FaultId, FaultRule, u64)> {
+        let rules = self.rules.lock();
+        rules
+            .iter()
+            .map(|r| (r.id, r.rule.clone(), *r.fired.borrow()))
+            .collect()
     }
 
     pub(crate) fn fired_watch(&self, id: FaultId) -> Option<watch::Receiver<u64>> {

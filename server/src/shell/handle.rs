@@ -29,6 +29,8 @@ pub struct ServerHandle {
     local_addr: SocketAddr,
     /// The bound addresses of the AdminServer and of `/metrics`, when on.
     pub(super) http_addrs: (Option<SocketAddr>, Option<SocketAddr>),
+    /// The test controls' address and token, when on (`http/controls.rs`).
+    pub(super) test_controls: Option<(SocketAddr, String)>,
     pub(super) shutdown: CancellationToken,
     pub(super) tracker: TaskTracker,
     /// The accept loop of the current generation (`restart.rs`).
@@ -57,9 +59,26 @@ impl ServerHandle {
             shared,
             local_addr,
             http_addrs: (None, None),
+            test_controls: None,
             shutdown,
             tracker,
             listening: parking_lot::Mutex::new(Some(listening)),
+            restart_lock: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// A second handle on the same server, for the test controls' HTTP server: every control
+    /// acts through it exactly as through this one. It owns no accept loop, so it must not
+    /// [`ServerHandle::restart`] the server.
+    pub(super) fn view(&self) -> ServerHandle {
+        ServerHandle {
+            shared: self.shared.clone(),
+            local_addr: self.local_addr,
+            http_addrs: self.http_addrs,
+            test_controls: None,
+            shutdown: self.shutdown.clone(),
+            tracker: self.tracker.clone(),
+            listening: parking_lot::Mutex::new(None),
             restart_lock: tokio::sync::Mutex::new(()),
         }
     }

@@ -1,5 +1,6 @@
 //! The HTTP server of the operations endpoints: ZooKeeper's AdminServer (`/commands`,
-//! `/commands/<name>`, [`commands`]) and the Prometheus provider's `/metrics` ([`metrics`]).
+//! `/commands/<name>`, [`commands`]), the Prometheus provider's `/metrics` ([`metrics`]), and
+//! the token-guarded test controls ([`controls`], on a loopback listener of their own).
 //!
 //! Shape, as the rest of the shell: the builder binds the listener, and one task accepts
 //! ([`accept_loop`]) and spawns one task per HTTP connection, all tracked and all stopped by
@@ -9,14 +10,21 @@
 //! `.await`.
 //!
 //! A slow or hostile peer cannot stall anything but its own task: request heads are bounded in
-//! size ([`MAX_HEAD_BYTES`]) and in time ([`HEAD_TIMEOUT`]), request bodies are never read, a
-//! connection lives at most [`CONNECTION_LIFETIME`], and at most [`MAX_CONNECTIONS`] are served
-//! at once (more are closed on accept).
+//! size ([`MAX_HEAD_BYTES`]) and in time ([`HEAD_TIMEOUT`]), request bodies are never read
+//! (the test controls read theirs, bounded in size, after the token is checked), a connection
+//! lives at most [`CONNECTION_LIFETIME`], and at most [`MAX_CONNECTIONS`] are served at once
+//! (more are closed on accept).
 
 mod commands;
+pub(crate) mod controls;
+mod controls_auth;
+mod controls_faults;
+mod controls_json;
 mod metrics;
 
 use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -53,11 +61,33 @@ pub(crate) struct Endpoints {
     pub metrics: bool,
 }
 
-/// Accepts HTTP connections until `shutdown` is cancelled.
+/// One answer, computed by a [`Handler`].
+pub(crate) type Reply = Response<Full<Bytes>>;
+
+/// What a listener does with each request: the AdminServer and `/metrics` answer at once, the
+/// test controls read a body first. Shared by every connection of the listener.
+pub(crate) type Handler =
+    Arc<dyn Fn(Request<Incoming>) -> Pin<Box<dyn Future<Output = Reply> + Send>> + Send + Sync>;
+
+/// Accepts HTTP connections for the AdminServer and `/metrics` until `shutdown` is cancelled.
 pub(crate) async fn accept_loop(
     listener: TcpListener,
     shared: Arc<Shared>,
     endpoints: Endpoints,
+    shutdown: CancellationToken,
+    tracker: TaskTracker,
+) {
+    let handler: Handler = Arc::new(move |request| {
+        let response = answer(&shared, endpoints, &request);
+        Box::pin(async move { response })
+    });
+    serve(listener, handler, shutdown, tracker).await;
+}
+
+/// Accepts HTTP connections until `shutdown` is cancelled, each answered by `handler`.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    handler: Handler,
     shutdown: CancellationToken,
     tracker: TaskTracker,
 ) {
@@ -80,10 +110,10 @@ pub(crate) async fn accept_loop(
             tracing::warn!(%peer, "too many HTTP connections; closing");
             continue;
         };
-        let shared = shared.clone();
+        let handler = handler.clone();
         let shutdown = shutdown.clone();
         tracker.spawn(async move {
-            serve_connection(socket, shared, endpoints, shutdown).await;
+            serve_connection(socket, handler, shutdown).await;
             drop(slot);
         });
     }
@@ -91,13 +121,12 @@ pub(crate) async fn accept_loop(
 
 async fn serve_connection(
     socket: tokio::net::TcpStream,
-    shared: Arc<Shared>,
-    endpoints: Endpoints,
+    handler: Handler,
     shutdown: CancellationToken,
 ) {
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-        let response = answer(&shared, endpoints, &request);
-        async move { Ok::<_, Infallible>(response) }
+        let response = handler(request);
+        async move { Ok::<_, Infallible>(response.await) }
     });
     let connection = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
@@ -157,7 +186,7 @@ fn answer(
     plain(StatusCode::NOT_FOUND, "not found\n")
 }
 
-fn plain(status: StatusCode, text: &str) -> Response<Full<Bytes>> {
+fn plain(status: StatusCode, text: &str) -> Reply {
     with_type(status, "text/plain; charset=utf-8", text.to_string())
 }
 

@@ -1,0 +1,343 @@
+//! The test controls over HTTP: what [`ServerHandle`] can do to a running server, as JSON
+//! endpoints, so that tests in any language can expire a session, cut or freeze a connection,
+//! inject faults and inspect the server (docs/test-controls.md lists every endpoint).
+//!
+//! Off by default ([`crate::ServerBuilder::test_controls`], `shepherd serve --test-controls`).
+//! Invariants:
+//! * the listener is on a loopback address, never anything else: start refuses the rest;
+//! * every request carries `Authorization: Bearer <token>` ([`controls_auth`](super::controls_auth)),
+//!   checked before its body is read; without it the answer is 401 and nothing is done;
+//! * a body is read only up to [`MAX_BODY_BYTES`] (413 beyond), and no body, however
+//!   malformed, panics or applies a control: it is a 400 with `{"error": "..."}`;
+//! * every answer is JSON; outcomes (no such session, not connected) are 404 and 409 values.
+//!
+//! The controls act through a second [`ServerHandle`] on the same shared state, so an HTTP
+//! call does exactly what the Rust method of the same name does, in the same core order.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{ALLOW, CONTENT_TYPE, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::{Map, Value, json};
+use tokio::net::TcpListener;
+
+use super::controls_auth::{authorized, new_token};
+use super::controls_faults::{parse_rule, rule_json};
+use super::controls_json::{self as js, Invalid, hex, integer, object, only_fields, string};
+use super::{Handler, Reply};
+use crate::core::SessionId;
+use crate::shell::controls::ControlError;
+use crate::shell::faults::FaultId;
+use crate::shell::handle::ServerHandle;
+
+/// The largest request body read; a fault rule or a counter is a few hundred bytes.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// Binds the test controls' listener on `addr`, which must be a loopback address.
+///
+/// # Errors
+/// `InvalidInput` for an address that is not loopback; the bind error otherwise.
+pub(crate) async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    if !addr.ip().is_loopback() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "the test controls listen on loopback only (127.0.0.1 or ::1), not {}",
+                addr.ip()
+            ),
+        ));
+    }
+    TcpListener::bind(addr).await
+}
+
+/// Starts serving the test controls on `listener` for the server `handle` belongs to, with a
+/// fresh token; returns the address and the token, which the handle then tells.
+///
+/// # Errors
+/// The OS random source failed, or the listener has no local address.
+pub(crate) fn start(
+    listener: TcpListener,
+    handle: &ServerHandle,
+) -> std::io::Result<(SocketAddr, String)> {
+    let addr = listener.local_addr()?;
+    let token = new_token()?;
+    let controls = Arc::new(Controls {
+        handle: handle.view(),
+        token: token.clone(),
+    });
+    let handler: Handler = Arc::new(move |request| {
+        let controls = controls.clone();
+        Box::pin(async move { controls.answer(request).await })
+    });
+    let (shutdown, tracker) = (handle.shutdown.clone(), handle.tracker.clone());
+    handle
+        .tracker
+        .spawn(super::serve(listener, handler, shutdown, tracker));
+    Ok((addr, token))
+}
+
+impl ServerHandle {
+    /// Where the test controls listen, if they are on
+    /// ([`crate::ServerBuilder::test_controls`]); docs/test-controls.md lists the endpoints.
+    pub fn test_controls_addr(&self) -> Option<SocketAddr> {
+        self.test_controls.as_ref().map(|(addr, _)| *addr)
+    }
+
+    /// The token every test-controls call must carry as `Authorization: Bearer <token>`:
+    /// 64 hex digits drawn from the OS random source at start. `None` when the controls are
+    /// off.
+    pub fn test_controls_token(&self) -> Option<&str> {
+        self.test_controls.as_ref().map(|(_, token)| token.as_str())
+    }
+}
+
+/// What the handler of every connection shares.
+struct Controls {
+    handle: ServerHandle,
+    token: String,
+}
+
+/// An answer that is not a success: its status and message.
+struct Failure(StatusCode, String);
+
+impl From<Invalid> for Failure {
+    fn from(Invalid(message): Invalid) -> Failure {
+        Failure(StatusCode::BAD_REQUEST, message)
+    }
+}
+
+impl From<ControlError> for Failure {
+    fn from(error: ControlError) -> Failure {
+        let status = match error {
+            ControlError::UnknownSession(_) | ControlError::NoNode(_) => StatusCode::NOT_FOUND,
+            ControlError::NotConnected(_) => StatusCode::CONFLICT,
+        };
+        Failure(status, error.to_string())
+    }
+}
+
+type Outcome = Result<(StatusCode, Value), Failure>;
+
+/// The routes, for the 405 answer's `Allow`: a path pattern and its methods.
+enum Route {
+    Sessions,
+    Session(String),
+    SessionAction(String, String),
+    Faults,
+    Fault(String),
+    Sequence,
+    Tree,
+    Watches,
+    Notifications,
+}
+
+impl Route {
+    fn of(path: &str) -> Option<Route> {
+        let parts: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
+        Some(match parts.as_slice() {
+            ["sessions"] => Route::Sessions,
+            ["sessions", id] => Route::Session(id.to_string()),
+            ["sessions", id, action] => Route::SessionAction(id.to_string(), action.to_string()),
+            ["faults"] => Route::Faults,
+            ["faults", id] => Route::Fault(id.to_string()),
+            ["sequence"] => Route::Sequence,
+            ["tree"] => Route::Tree,
+            ["watches"] => Route::Watches,
+            ["notifications"] => Route::Notifications,
+            _ => return None,
+        })
+    }
+
+    fn allowed(&self) -> &'static str {
+        match self {
+            Route::Faults => "GET, POST, DELETE",
+            Route::Fault(_) => "DELETE",
+            Route::SessionAction(..) | Route::Sequence => "POST",
+            _ => "GET",
+        }
+    }
+}
+
+impl Controls {
+    async fn answer(&self, request: Request<Incoming>) -> Reply {
+        if !authorized(request.headers(), &self.token) {
+            let mut reply = error(
+                StatusCode::UNAUTHORIZED,
+                "a test-controls call needs Authorization: Bearer <token>",
+            );
+            reply
+                .headers_mut()
+                .insert("www-authenticate", HeaderValue::from_static("Bearer"));
+            return reply;
+        }
+        let (head, body) = request.into_parts();
+        let Some(route) = Route::of(head.uri.path()) else {
+            return error(StatusCode::NOT_FOUND, "no such endpoint");
+        };
+        // Bounded: a body past the limit is refused without being buffered whole.
+        let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
+            Ok(body) => body.to_bytes(),
+            Err(_) => {
+                let message = format!("the body is over {MAX_BODY_BYTES} bytes, or broken");
+                return error(StatusCode::PAYLOAD_TOO_LARGE, &message);
+            }
+        };
+        let outcome = match self.dispatch(&head.method, &route, &body) {
+            Some(outcome) => outcome,
+            None => {
+                let mut reply = error(StatusCode::METHOD_NOT_ALLOWED, "method not allowed");
+                reply
+                    .headers_mut()
+                    .insert(ALLOW, HeaderValue::from_static(route.allowed()));
+                return reply;
+            }
+        };
+        match outcome {
+            Ok((status, value)) => reply(status, &value),
+            Err(Failure(status, message)) => error(status, &message),
+        }
+    }
+
+    /// The outcome of one call; `None` when the route has no such method.
+    fn dispatch(&self, method: &Method, route: &Route, body: &[u8]) -> Option<Outcome> {
+        let handle = &self.handle;
+        Some(match (method, route) {
+            (&Method::GET, Route::Sessions) => Ok(ok(json!({ "sessions": self.sessions(None) }))),
+            (&Method::GET, Route::Session(id)) => self.session(id),
+            (&Method::POST, Route::SessionAction(id, action)) => self.session_action(id, action),
+            (&Method::GET, Route::Faults) => {
+                let rules = handle.shared.faults.list();
+                let rules: Vec<Value> = rules
+                    .iter()
+                    .map(|(id, rule, fired)| rule_json(*id, rule, *fired))
+                    .collect();
+                Ok(ok(json!({ "faults": rules })))
+            }
+            (&Method::POST, Route::Faults) => object(body)
+                .and_then(|map| parse_rule(&map))
+                .map(|rule| {
+                    let id = handle.add_fault(rule);
+                    (StatusCode::CREATED, json!({ "id": id.number() }))
+                })
+                .map_err(Failure::from),
+            (&Method::DELETE, Route::Faults) => {
+                handle.clear_faults();
+                Ok(ok(json!({ "cleared": true })))
+            }
+            (&Method::DELETE, Route::Fault(id)) => remove_fault(handle, id),
+            (&Method::POST, Route::Sequence) => set_sequence(handle, body),
+            (&Method::GET, Route::Tree) => {
+                let nodes: Vec<Value> = handle.dump_tree().iter().map(js::node).collect();
+                Ok(ok(json!({ "nodes": nodes })))
+            }
+            (&Method::GET, Route::Watches) => {
+                let watches: Vec<Value> = handle.dump_watches().iter().map(js::watch).collect();
+                Ok(ok(json!({ "watches": watches })))
+            }
+            (&Method::GET, Route::Notifications) => {
+                Ok(ok(js::notifications(&handle.notification_counts())))
+            }
+            _ => return None,
+        })
+    }
+
+    /// Every session (or the one given), as JSON.
+    fn sessions(&self, only: Option<SessionId>) -> Vec<Value> {
+        let frozen = &self.handle.shared.frozen;
+        self.handle
+            .sessions()
+            .iter()
+            .filter(|s| only.is_none_or(|id| s.id == id))
+            .map(|s| js::session(s, frozen.contains(s.id)))
+            .collect()
+    }
+
+    fn session(&self, id: &str) -> Outcome {
+        let id = js::parse_session_text(id)?;
+        match self.sessions(Some(id)).pop() {
+            Some(session) => Ok(ok(session)),
+            None => Err(ControlError::UnknownSession(id).into()),
+        }
+    }
+
+    fn session_action(&self, id: &str, action: &str) -> Outcome {
+        let handle = &self.handle;
+        let id = js::parse_session_text(id)?;
+        let known = handle.inspect(|core| core.session_timeout(id).is_some());
+        match action {
+            "expire" => {
+                if !known {
+                    return Err(ControlError::UnknownSession(id).into());
+                }
+                handle.expire_session(id);
+                Ok(ok(json!({ "expired": hex(id) })))
+            }
+            "close" => {
+                handle.close_connection(id)?;
+                Ok(ok(json!({ "closed": hex(id) })))
+            }
+            "freeze" => {
+                handle.freeze_session(id)?;
+                Ok(ok(json!({ "frozen": hex(id) })))
+            }
+            "thaw" => {
+                if handle.thaw_session(id) {
+                    Ok(ok(json!({ "thawed": hex(id) })))
+                } else {
+                    let message = format!("session {} is not frozen", hex(id));
+                    Err(Failure(StatusCode::CONFLICT, message))
+                }
+            }
+            other => Err(Failure(
+                StatusCode::NOT_FOUND,
+                format!("no session action {other:?} (expire, close, freeze, thaw)"),
+            )),
+        }
+    }
+}
+
+fn remove_fault(handle: &ServerHandle, id: &str) -> Outcome {
+    let number: u64 = id
+        .parse()
+        .map_err(|_| Invalid::new(format!("not a fault id: {id:?}")))?;
+    if handle.remove_fault(FaultId::from_number(number)) {
+        Ok(ok(json!({ "removed": number })))
+    } else {
+        Err(Failure(StatusCode::NOT_FOUND, format!("no fault {number}")))
+    }
+}
+
+fn set_sequence(handle: &ServerHandle, body: &[u8]) -> Outcome {
+    let map: Map<String, Value> = object(body)?;
+    only_fields(&map, &["path", "value"])?;
+    let path = string(&map, "path")?;
+    js::znode_path("path", path)?;
+    let value = integer(&map, "value")?;
+    let value = i32::try_from(value)
+        .map_err(|_| Invalid::new(format!("value: a 32-bit integer, not {value}")))?;
+    handle.set_sequence_counter(path, value)?;
+    Ok(ok(json!({ "path": path, "value": value })))
+}
+
+fn ok(value: Value) -> (StatusCode, Value) {
+    (StatusCode::OK, value)
+}
+
+fn error(status: StatusCode, message: &str) -> Reply {
+    reply(status, &json!({ "error": message }))
+}
+
+fn reply(status: StatusCode, value: &Value) -> Reply {
+    let mut text = serde_json::to_string(value).unwrap_or_default();
+    text.push('\n');
+    let mut response = Response::new(Full::new(Bytes::from(text)));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
