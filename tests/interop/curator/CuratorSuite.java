@@ -40,6 +40,13 @@ public final class CuratorSuite {
         }
         String connect = args[0];
         List<String> only = Arrays.asList(args).subList(1, args.length);
+        try {
+            Check.client(connect).close(); // one bounded wait for a dead address, not one per case
+        } catch (Check.Failed e) {
+            System.out.printf("FAIL connect: %s%ncurator: 0 passed, 1 failed (connect)%n", e.getMessage());
+            System.out.flush();
+            System.exit(1);
+        }
         int passed = 0;
         List<String> failed = new ArrayList<>();
         for (Check.Case c : cases()) {

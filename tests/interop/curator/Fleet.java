@@ -53,7 +53,15 @@ public final class Fleet {
         }
         int passed = 0;
         List<String> failed = new ArrayList<>();
-        CuratorFramework client = Check.client(args[0]);
+        CuratorFramework client;
+        try {
+            client = Check.client(args[0]);
+        } catch (Check.Failed e) {
+            System.out.printf("FAIL connect: %s%nfleet: 0 passed, 1 failed (connect)%n", e.getMessage());
+            System.out.flush();
+            System.exit(1);
+            return;
+        }
         try (RustSide rust = new RustSide(args[1], args[0])) {
             Fleet fleet = new Fleet(args[0], rust, client);
             for (String[] pair : PAIRS) {
