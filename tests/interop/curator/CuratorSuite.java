@@ -28,6 +28,10 @@ public final class CuratorSuite {
                 new LeaderLatchCase(),
                 new LeaderSelectorCase(),
                 new CuratorCacheCase(),
+                new TreeCacheCase(),
+                new SharedCountCase(),
+                new TransactionCase(),
+                new WatcherRemovalCase(),
                 new ContainerCase(),
                 new TtlCase(),
                 new SessionEndCase());
