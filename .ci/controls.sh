@@ -31,7 +31,8 @@ cleanup() {
 trap cleanup EXIT
 
 # shellcheck source=tests/interop/curator/build.sh
-if ! source tests/interop/curator/build.sh "$work/classes"; then
+# CURATOR_BUILD, when set, is a build directory shared with .ci/curator.sh: compiled once.
+if ! source tests/interop/curator/build.sh "${CURATOR_BUILD:-$work/classes}"; then
   echo "controls: the Curator classes did not compile" >&2
   exit 1
 fi
@@ -43,7 +44,6 @@ pid=$!
 addr='' url='' token=''
 deadline=$((SECONDS + 30))
 while [[ -z $token ]] && ((SECONDS < deadline)); do
-  addr=$(sed -n 's/^shepherd listening on \([0-9.]*:[0-9]*\)$/\1/p' "$work/serve.out")
   read -r url token < <(sed -n 's/^shepherd test controls on \(http:[^ ]*\) token \([0-9a-f]*\)$/\1 \2/p' "$work/serve.out")
   if ! kill -0 "$pid" 2>/dev/null; then
     echo "controls: shepherd serve exited early:" >&2
@@ -52,6 +52,8 @@ while [[ -z $token ]] && ((SECONDS < deadline)); do
   fi
   [[ -n $token ]] || sleep 0.1
 done
+# The address line comes first, so it is there once the token is.
+addr=$(sed -n 's/^shepherd listening on \([0-9.]*:[0-9]*\)$/\1/p' "$work/serve.out")
 if [[ -z $addr || -z $token ]]; then
   echo "controls: shepherd serve printed no address and token within 30 s" >&2
   exit 1
