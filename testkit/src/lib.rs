@@ -23,6 +23,7 @@
 //! panics freely: a failed setup step is a failed test.
 
 mod client;
+pub mod ensemble;
 mod expiry;
 mod four_letter;
 mod frame;

@@ -1,0 +1,56 @@
+//! Failover: the recipes' exclusion and lost-lock guarantees on a three-member ensemble whose
+//! members are stopped and partitioned under the locks (the cases are in `cases.rs`,
+//! their checker in `fence.rs`).
+//!
+//! Each case runs twice: on the embedded Shepherd ensemble (`Server::builder().members(3)`,
+//! on a paused clock, so that session timeouts pass in no wall time), and on a real ZooKeeper
+//! 3.8 ensemble of three JVMs when `SHEPHERD_REAL_ENSEMBLE_MEMBERS` names one
+//! (`bash .ci/real-zk-ensemble.sh cargo test -p shepherd-recipes --test failover`, or
+//! `.ci/failover.sh`); there, stopping a member is `kill -9` on its JVM, and one case kills
+//! the leader. The real runs take turns on the one ensemble and print a note and pass when
+//! none is named.
+
+mod cases;
+mod fence;
+
+use shepherd_testkit::ensemble::TestEnsemble;
+
+/// The real ensemble, or `None` (the test passes with a note).
+async fn real() -> Option<TestEnsemble> {
+    TestEnsemble::real().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zookeeper_follower_killed_mid_hold() {
+    let Some(e) = real().await else { return };
+    let victim = e.follower().await;
+    cases::stop_mid_hold(&e, victim).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zookeeper_leader_killed_mid_hold() {
+    let Some(e) = real().await else { return };
+    let victim = e.leader().await;
+    cases::stop_mid_hold(&e, victim).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zookeeper_waiters_member_killed_mid_acquire() {
+    let Some(e) = real().await else { return };
+    let victim = e.follower().await;
+    cases::stop_mid_acquire(&e, victim).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zookeeper_partition_within_timeout_keeps_locks() {
+    let Some(e) = real().await else { return };
+    let victim = e.follower().await;
+    cases::partition_within_timeout(&e, victim).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zookeeper_partition_past_timeout_fires_lost() {
+    let Some(e) = real().await else { return };
+    let victim = e.follower().await;
+    cases::partition_past_timeout(&e, victim).await;
+}
