@@ -14,7 +14,9 @@ import org.apache.zookeeper.data.Stat;
  */
 final class TtlCase implements Check.Case {
     static final long TTL_MS = 1500;
-    static final long KEEPALIVE_TTL_MS = 1000;
+    /** PersistentTtlNode touches every TTL / 2: a JVM stalled that long on a loaded CI machine
+     *  must not look like a server that expired a live node. */
+    static final long KEEPALIVE_TTL_MS = 1500;
 
     @Override
     public String name() {
@@ -67,8 +69,9 @@ final class TtlCase implements Check.Case {
             Check.that(node.waitForInitialCreate(Check.WAIT_SECONDS, TimeUnit.SECONDS), "PersistentTtlNode's first create");
             Check.await(Watches.created(client, touch), "PersistentTtlNode's TTL child");
             CountDownLatch gone = Watches.deleted(client, path);
-            // Twice the TTL while it runs: its touches must keep it.
-            Check.that(!gone.await(2 * KEEPALIVE_TTL_MS + 500, TimeUnit.MILLISECONDS),
+            // Past its TTL, and past two reaper passes after that, while it runs: its touches
+            // must keep it.
+            Check.that(!gone.await(KEEPALIVE_TTL_MS + 2 * ContainerCase.CHECK_INTERVAL_MS, TimeUnit.MILLISECONDS),
                     "a running PersistentTtlNode's node expired");
             Check.equal("alive", new String(client.getData().forPath(path), StandardCharsets.UTF_8),
                     "PersistentTtlNode's data");
