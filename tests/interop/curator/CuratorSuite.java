@@ -32,6 +32,7 @@ public final class CuratorSuite {
                 new SharedCountCase(),
                 new TransactionCase(),
                 new WatcherRemovalCase(),
+                new ReconnectCase(),
                 new ContainerCase(),
                 new TtlCase(),
                 new SessionEndCase());
