@@ -1,8 +1,10 @@
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -78,7 +80,7 @@ final class Check {
      * Takes the next item that matches, dropping others, within `seconds`; fails naming `what`.
      * For event streams where unrelated events (another node's) may come first.
      */
-    static <T> T nextMatching(BlockingQueue<T> queue, java.util.function.Predicate<T> match, long seconds, String what)
+    static <T> T nextMatching(BlockingQueue<T> queue, Predicate<T> match, long seconds, String what)
             throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         while (true) {
@@ -97,7 +99,7 @@ final class Check {
      * Waits until `condition` holds, checking it each time `changes` is signalled (a watcher
      * releases one permit per event), bounded by `seconds`.
      */
-    static void until(BooleanSupplier condition, java.util.concurrent.Semaphore changes, long seconds, String what)
+    static void until(BooleanSupplier condition, Semaphore changes, long seconds, String what)
             throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         while (!condition.getAsBoolean()) {
