@@ -38,12 +38,17 @@ pub(super) struct RealEnsemble {
 }
 
 impl RealEnsemble {
-    /// The ensemble the environment names (`SHEPHERD_REAL_ENSEMBLE_MEMBERS`), if any.
+    /// The ensemble the environment names (`SHEPHERD_REAL_ENSEMBLE_MEMBERS`), if any; panics
+    /// if it names no file (a broken setup must not pass for a skipped run).
     pub(super) fn from_env() -> Option<RealEnsemble> {
         let file = std::env::var("SHEPHERD_REAL_ENSEMBLE_MEMBERS").ok()?;
         let file = PathBuf::from(file.trim());
-        file.is_file()
-            .then_some(RealEnsemble { members_file: file })
+        assert!(
+            file.is_file(),
+            "SHEPHERD_REAL_ENSEMBLE_MEMBERS names {}, which is no file",
+            file.display()
+        );
+        Some(RealEnsemble { members_file: file })
     }
 
     /// Every member, in id order; panics if the file cannot be read (a broken setup).
