@@ -10,6 +10,7 @@
 # `curator: N passed` and `fleet: N passed` for each server; exits 1 if anything failed, after
 # running everything. Needs javac and the libcurator-{client,framework,recipes}-java packages.
 # CURATOR_FLEET_BIN=PATH: use that curator_fleet binary instead of building it.
+# CURATOR_BUILD=DIR: compile into DIR and keep it (default: a temporary directory).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -19,11 +20,13 @@ if (($# != 2)); then
 fi
 shepherd_addr=$1 real_zk_addr=$2
 
-build=$(mktemp -d "${TMPDIR:-/tmp}/curator-build.XXXXXX")
+work=$(mktemp -d "${TMPDIR:-/tmp}/curator-ci.XXXXXX") # the two runs' logs
+# The classes go to CURATOR_BUILD when it is set (kept, for later steps to reuse), else here.
+build=${CURATOR_BUILD:-$work/classes}
 runs=() # the two server runs below, stopped if we are interrupted
 cleanup() {
   if ((${#runs[@]} > 0)); then kill "${runs[@]}" 2>/dev/null; fi
-  rm -rf "$build"
+  rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -53,14 +56,14 @@ run_against() { # NAME ADDR
   java "${java_opts[@]}" Fleet "$2" "$fleet_bin" || status=1
   return "$status"
 }
-run_against "real ZooKeeper" "$real_zk_addr" >"$build/real-zk.log" 2>&1 &
+run_against "real ZooKeeper" "$real_zk_addr" >"$work/real-zk.log" 2>&1 &
 runs+=($!)
-run_against "shepherd serve" "$shepherd_addr" >"$build/shepherd.log" 2>&1 &
+run_against "shepherd serve" "$shepherd_addr" >"$work/shepherd.log" 2>&1 &
 runs+=($!)
 status=0
 for pid in "${runs[@]}"; do
   wait "$pid" || status=1
 done
 runs=()
-cat "$build/real-zk.log" "$build/shepherd.log"
+cat "$work/real-zk.log" "$work/shepherd.log"
 exit "$status"
