@@ -26,6 +26,6 @@ pub mod storage;
 
 pub use config::{Config, Durability, FourLetterWhitelist};
 pub use shell::{
-    ConnStats, ControlError, Fault, FaultId, FaultRule, FaultTimes, Server, ServerBuilder,
-    ServerHandle, ServerStats,
+    ConnStats, ControlError, Fault, FaultId, FaultRule, FaultTimes, MAX_MEMBERS, MemberState,
+    Server, ServerBuilder, ServerHandle, ServerStats,
 };

@@ -32,6 +32,14 @@ impl Core {
         }
     }
 
+    /// Writes an ensemble's membership into `/zookeeper/config` at start, as a replicated
+    /// ZooKeeper 3.8 does (`ZKDatabase.initConfigInZKDatabase`): no txn and no watch event,
+    /// data version -1, mzxid the configuration's version (0 for a static one), mtime `now`.
+    pub fn set_config_node(&mut self, data: Vec<u8>, now: Now) {
+        self.tree
+            .replace_data("/zookeeper/config", Some(data), (-1, 0, now.wall_ms));
+    }
+
     /// Sets a node's create counter C, which names its next sequential child (docs/protocol.md §8.1) and shows
     /// in its cversion. False if the node does not exist.
     pub fn set_sequence_counter(&mut self, path: &str, value: i32) -> bool {

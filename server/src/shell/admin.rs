@@ -11,11 +11,13 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use shepherd_protocol::FourLetterWord;
 
+use super::member::Role;
 use super::report::{self, Figure, full_version};
 use super::router::Shared;
 
-/// The answer to a word received on the wire, whitelist applied.
-pub(super) fn answer(shared: &Shared, word: FourLetterWord) -> String {
+/// The answer to a word received on the wire of ensemble member `member` (1 for a single
+/// server), whitelist applied.
+pub(super) fn answer(shared: &Shared, member: u64, word: FourLetterWord) -> String {
     if word == FourLetterWord::TelnetClose {
         return String::new();
     }
@@ -25,24 +27,29 @@ pub(super) fn answer(shared: &Shared, word: FourLetterWord) -> String {
             word.name()
         );
     }
-    render(shared, word)
+    render(shared, member, word)
 }
 
-/// The answer to a word, whitelist or not.
-pub(super) fn render(shared: &Shared, word: FourLetterWord) -> String {
+/// The answer to a word as member `member` gives it, whitelist or not.
+pub(super) fn render(shared: &Shared, member: u64, word: FourLetterWord) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail.
-    let _ = write_word(shared, word, &mut out);
+    let _ = write_word(shared, member, word, &mut out);
     out
 }
 
-fn write_word(shared: &Shared, word: FourLetterWord, out: &mut String) -> std::fmt::Result {
+fn write_word(
+    shared: &Shared,
+    member: u64,
+    word: FourLetterWord,
+    out: &mut String,
+) -> std::fmt::Result {
     match word {
         FourLetterWord::Ruok => out.push_str("imok"),
         FourLetterWord::Isro => out.push_str("rw"),
         FourLetterWord::Srvr => {
             writeln!(out, "Zookeeper version: {}", full_version())?;
-            write_server_stats(shared, out)?;
+            write_server_stats(shared, member, out)?;
         }
         FourLetterWord::Stat => {
             writeln!(out, "Zookeeper version: {}", full_version())?;
@@ -55,14 +62,15 @@ fn write_word(shared: &Shared, word: FourLetterWord, out: &mut String) -> std::f
                 )?;
             }
             writeln!(out)?;
-            write_server_stats(shared, out)?;
+            write_server_stats(shared, member, out)?;
         }
         FourLetterWord::Cons => write_cons(shared, out)?,
-        FourLetterWord::Mntr => write_mntr(shared, out)?,
+        FourLetterWord::Mntr => write_mntr(shared, member, out)?,
         FourLetterWord::Conf => {
-            for entry in report::configuration(shared) {
+            for entry in report::configuration(shared, member) {
                 writeln!(out, "{}={}", entry.text_key, text(&entry.value))?;
             }
+            write_quorum_conf(shared, member, out)?;
         }
         FourLetterWord::Envi => {
             writeln!(out, "Environment:")?;
@@ -130,7 +138,29 @@ fn text(figure: &Figure) -> String {
     }
 }
 
-fn write_server_stats(shared: &Shared, out: &mut String) -> std::fmt::Result {
+/// What a quorum member's `conf` adds (ZooKeeper 3.8 `QuorumZooKeeperServer.dumpConf`): the
+/// quorum settings, then `membership: ` and the dynamic configuration. Nothing for a single
+/// server. `initLimit` and `syncLimit` are ZooKeeper's sample configuration's, as nothing here
+/// waits on them.
+fn write_quorum_conf(shared: &Shared, member: u64, out: &mut String) -> std::fmt::Result {
+    let Some((quorum, election)) = shared.members.peer_ports(member) else {
+        return Ok(());
+    };
+    if shared.members.len() <= 1 {
+        return Ok(());
+    }
+    writeln!(out, "initLimit=10")?;
+    writeln!(out, "syncLimit=5")?;
+    writeln!(out, "electionAlg=3")?;
+    writeln!(out, "electionPort={election}")?;
+    writeln!(out, "quorumPort={quorum}")?;
+    writeln!(out, "peerType=0")?;
+    writeln!(out, "membership: ")?;
+    out.push_str(&shared.members.dynamic_config());
+    Ok(())
+}
+
+fn write_server_stats(shared: &Shared, member: u64, out: &mut String) -> std::fmt::Result {
     let s = report::server_summary(shared);
     writeln!(
         out,
@@ -142,8 +172,14 @@ fn write_server_stats(shared: &Shared, out: &mut String) -> std::fmt::Result {
     writeln!(out, "Connections: {}", s.connections)?;
     writeln!(out, "Outstanding: 0")?;
     writeln!(out, "Zxid: 0x{:x}", s.zxid)?;
-    writeln!(out, "Mode: standalone")?;
-    writeln!(out, "Node count: {}", s.node_count)
+    let role = shared.members.role(member);
+    writeln!(out, "Mode: {}", role.name())?;
+    writeln!(out, "Node count: {}", s.node_count)?;
+    if role == Role::Leader {
+        // ZooKeeper's leader adds its proposal sizes; none is ever sent here (-1: none yet).
+        writeln!(out, "Proposal sizes last/min/max: -1/-1/-1")?;
+    }
+    Ok(())
 }
 
 fn write_cons(shared: &Shared, out: &mut String) -> std::fmt::Result {
@@ -168,8 +204,8 @@ fn write_cons(shared: &Shared, out: &mut String) -> std::fmt::Result {
 /// mntr (docs/protocol.md §14): the figures of [`report::monitor`], then the summaries as
 /// ZooKeeper's `AvgMinMaxCounter` (`zk_{avg,min,max,cnt,sum}_<name>`) and, for the latencies,
 /// `AvgMinMaxPercentileCounter` (also `zk_p{50,95,99,999}_<name>`) print them.
-fn write_mntr(shared: &Shared, out: &mut String) -> std::fmt::Result {
-    let monitor = report::monitor(shared);
+fn write_mntr(shared: &Shared, member: u64, out: &mut String) -> std::fmt::Result {
+    let monitor = report::monitor(shared, member);
     for (key, _, value) in &monitor.figures {
         writeln!(out, "zk_{key}\t{}", text(value))?;
     }

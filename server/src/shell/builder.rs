@@ -20,8 +20,9 @@ use super::clock::{self, Clock};
 use super::durable::{self, Durable};
 use super::handle::ServerHandle;
 use super::http::{self, Endpoints};
+use super::member::Members;
 use super::router::Shared;
-use super::{listener, snapshot, ticker};
+use super::{ensemble, snapshot, ticker};
 use crate::config::Config;
 use crate::core::Core;
 
@@ -38,6 +39,7 @@ impl Server {
             shutdown: None,
             initial_zxid: None,
             test_controls: None,
+            members: 1,
         }
     }
 }
@@ -52,7 +54,12 @@ pub struct ServerBuilder {
     initial_zxid: Option<i64>,
     /// Where the test controls listen, when on.
     test_controls: Option<SocketAddr>,
+    /// How many client endpoints (ensemble members) share the state.
+    members: usize,
 }
+
+/// The most members an in-process ensemble may have.
+pub const MAX_MEMBERS: usize = 255;
 
 impl ServerBuilder {
     /// `tickTime` (default 2000 ms); also sets the session timeout bounds to 2 and 20 ticks.
@@ -77,6 +84,22 @@ impl ServerBuilder {
     /// The address to bind (default 127.0.0.1).
     pub fn bind(mut self, addr: IpAddr) -> Self {
         self.config.bind = addr;
+        self
+    }
+
+    /// An in-process ensemble of `n` members (default 1, a single server; kept within
+    /// 1..=[`MAX_MEMBERS`]): `n` client endpoints, each its own listener, sharing one state,
+    /// so that one session and one zxid order span them all. Member ids are `1..=n`, like
+    /// ZooKeeper's `myid`. With [`ServerBuilder::port`] `P` (non-zero) member `i` listens on
+    /// `P + i - 1`; with port 0 each takes a free port. With [`ServerBuilder::listener`], that
+    /// listener is member 1's and the others take free ports on its address.
+    ///
+    /// Each member's `srvr`, `stat` and `mntr` report `Mode: leader` or `follower`
+    /// (`standalone` with one member), and `/zookeeper/config` lists the members in
+    /// ZooKeeper's dynamic-config form. See docs/ensemble.md and the member controls of
+    /// [`ServerHandle`] ([`ServerHandle::stop_member`] and the rest).
+    pub fn members(mut self, n: usize) -> Self {
+        self.members = n.clamp(1, MAX_MEMBERS);
         self
     }
 
@@ -226,22 +249,23 @@ impl ServerBuilder {
     /// the async workers), and one line says what was recovered and how long it took.
     ///
     /// # Errors
-    /// The bind error, e.g. `AddrInUse` for a taken port, of the client listener or of the
+    /// The bind error, e.g. `AddrInUse` for a taken port (or, for an ensemble on a fixed
+    /// port, `InvalidInput` when `port + n - 1` passes 65535), of a client listener or of the
     /// AdminServer's or `/metrics`'s or the test controls' (`InvalidInput` for a test-controls
     /// address that is not loopback); with a data directory, a
     /// [`StorageError`](crate::storage::StorageError) (inside the `io::Error`) naming the path
     /// that could not be created, read or written.
     pub async fn start(self) -> io::Result<ServerHandle> {
-        let listener = match self.listener {
-            Some(l) => l,
-            None => TcpListener::bind((self.config.bind, self.config.port)).await?,
-        };
+        let listeners = bind_members(self.listener, &self.config, self.members).await?;
         let http_listeners = bind_http(&self.config).await?;
         let controls_listener = match self.test_controls {
             Some(addr) => Some(http::controls::bind(addr).await?),
             None => None,
         };
-        let local_addr = listener.local_addr()?;
+        let addrs = listeners
+            .iter()
+            .map(TcpListener::local_addr)
+            .collect::<io::Result<Vec<_>>>()?;
         let clock = Clock::new();
         let mut core_config = self.config.core.clone();
         core_config.initial_zxid = match self.initial_zxid {
@@ -255,7 +279,7 @@ impl ServerBuilder {
         rand::rngs::OsRng
             .try_fill_bytes(&mut core_config.session_secret)
             .map_err(io::Error::other)?;
-        let (core, durable) = if self.config.durability.is_durable() {
+        let (mut core, durable) = if self.config.durability.is_durable() {
             let settings = self.config.durability.clone();
             let now = clock.now();
             // Recovery reads and writes files: off the async workers.
@@ -272,21 +296,24 @@ impl ServerBuilder {
         let recovered_zxid = core.last_zxid();
         let shutdown = self.shutdown.unwrap_or_default();
         let generation = shutdown.child_token();
+        let members = Members::new(&addrs, &generation)?;
+        if members.len() > 1 {
+            core.set_config_node(members.dynamic_config().into_bytes(), clock.now());
+        }
         let shared = Arc::new(Shared::new(
             self.config,
             core,
             clock,
             durable,
-            generation.clone(),
+            generation,
+            members,
         ));
         durable::start(&shared, recovered_zxid)?;
         let tracker = TaskTracker::new();
-        let listening = tracker.spawn(listener::accept_loop(
-            listener,
-            shared.clone(),
-            generation,
-            tracker.clone(),
-        ));
+        for (id, listener) in (1..).zip(listeners) {
+            ensemble::serve(&shared, &tracker, id, listener)?;
+        }
+        ensemble::elect(&shared);
         tracker.spawn(ticker::tick_loop(shared.clone(), shutdown.clone()));
         if shared.durable.is_some() {
             tracker.spawn(snapshot::purge_loop(shared.clone(), shutdown.clone()));
@@ -308,7 +335,7 @@ impl ServerBuilder {
                 tracker.clone(),
             ));
         }
-        let mut handle = ServerHandle::new(shared, local_addr, shutdown, tracker, listening);
+        let mut handle = ServerHandle::new(shared, addrs, shutdown, tracker);
         handle.http_addrs = http_addrs;
         if let Some(listener) = controls_listener {
             let on = http::controls::start(listener, &handle)?;
@@ -316,6 +343,39 @@ impl ServerBuilder {
         }
         Ok(handle)
     }
+}
+
+/// Binds the members' client listeners: member 1 on `given` if the caller bound one, else on
+/// the configured address and port; member `i` on `port + i - 1` for a fixed port, else (and
+/// after a given listener) on a free port of the same address.
+async fn bind_members(
+    given: Option<TcpListener>,
+    config: &Config,
+    n: usize,
+) -> io::Result<Vec<TcpListener>> {
+    let mut out = Vec::with_capacity(n);
+    let (ip, port) = match given {
+        Some(listener) => {
+            let ip = listener.local_addr()?.ip();
+            out.push(listener);
+            (ip, 0)
+        }
+        None => (config.bind, config.port),
+    };
+    while out.len() < n {
+        let port = if port == 0 {
+            0
+        } else {
+            u16::try_from(usize::from(port) + out.len()).map_err(|_| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{n} members from port {port} pass port 65535"),
+                )
+            })?
+        };
+        out.push(TcpListener::bind((ip, port)).await?);
+    }
+    Ok(out)
 }
 
 /// Binds the AdminServer's and `/metrics`'s listeners: one for both when they are configured on

@@ -27,6 +27,13 @@ pub enum ControlError {
     /// No node at this path.
     #[error("no node {0}")]
     NoNode(String),
+    /// The server has no member with this id (ids are `1..=n`).
+    #[error("no member {0}")]
+    UnknownMember(u64),
+    /// The member could not be stopped or started: its port is taken, or the server is shut
+    /// down or its log failed. The text says which.
+    #[error("member {0}: {1}")]
+    MemberUnavailable(u64, String),
 }
 
 impl ServerHandle {
@@ -256,10 +263,17 @@ impl ServerHandle {
         self.shared.query(|core| core.notification_counts())
     }
 
-    /// Runs a four-letter word as if a client had sent it, whitelist or not; for tests and
-    /// tooling.
+    /// Runs a four-letter word as if a client had sent it (to member 1, for an ensemble),
+    /// whitelist or not; for tests and tooling.
     pub fn four_letter_word(&self, word: FourLetterWord) -> String {
-        admin::render(&self.shared, word)
+        admin::render(&self.shared, 1, word)
+    }
+
+    /// Runs a four-letter word as ensemble member `member` answers it, whitelist or not,
+    /// whatever the member's state; `None` for an unknown member.
+    pub fn member_four_letter_word(&self, member: u64, word: FourLetterWord) -> Option<String> {
+        self.shared.members.addr(member)?;
+        Some(admin::render(&self.shared, member, word))
     }
 
     /// Runs `f` with the core locked, for inspection. Do not hold on to anything it borrows.

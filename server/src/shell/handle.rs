@@ -33,10 +33,6 @@ pub struct ServerHandle {
     pub(super) test_controls: Option<(SocketAddr, String)>,
     pub(super) shutdown: CancellationToken,
     pub(super) tracker: TaskTracker,
-    /// The accept loop of the current generation (`restart.rs`).
-    pub(super) listening: parking_lot::Mutex<Option<tokio::task::JoinHandle<()>>>,
-    /// Restarts run one at a time.
-    pub(super) restart_lock: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for ServerHandle {
@@ -50,11 +46,12 @@ impl std::fmt::Debug for ServerHandle {
 impl ServerHandle {
     pub(super) fn new(
         shared: Arc<Shared>,
-        local_addr: SocketAddr,
+        addrs: Vec<SocketAddr>,
         shutdown: CancellationToken,
         tracker: TaskTracker,
-        listening: tokio::task::JoinHandle<()>,
     ) -> ServerHandle {
+        // The builder binds at least one member.
+        let local_addr = addrs.first().copied().unwrap_or(IN_MEMORY_PEER);
         ServerHandle {
             shared,
             local_addr,
@@ -62,14 +59,12 @@ impl ServerHandle {
             test_controls: None,
             shutdown,
             tracker,
-            listening: parking_lot::Mutex::new(Some(listening)),
-            restart_lock: tokio::sync::Mutex::new(()),
         }
     }
 
     /// A second handle on the same server, for the test controls' HTTP server: every control
-    /// acts through it exactly as through this one. It owns no accept loop, so it must not
-    /// [`ServerHandle::restart`] the server.
+    /// acts through it exactly as through this one, restarts and member changes included
+    /// (the accept loops and the lock that orders those changes live in the shared state).
     pub(super) fn view(&self) -> ServerHandle {
         ServerHandle {
             shared: self.shared.clone(),
@@ -78,12 +73,11 @@ impl ServerHandle {
             test_controls: None,
             shutdown: self.shutdown.clone(),
             tracker: self.tracker.clone(),
-            listening: parking_lot::Mutex::new(None),
-            restart_lock: tokio::sync::Mutex::new(()),
         }
     }
 
-    /// The address the server listens on.
+    /// The address the server listens on: member 1's, for an ensemble (see
+    /// [`ServerHandle::member_addr`] for the others).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
     }
@@ -105,9 +99,13 @@ impl ServerHandle {
         &self.shared.stats
     }
 
-    /// `host:port`, ready for any ZooKeeper client's connect string.
+    /// `host:port`, ready for any ZooKeeper client's connect string; for an ensemble every
+    /// member's, comma-separated in id order (stopped ones included, as a client's list of
+    /// servers does).
     pub fn connect_string(&self) -> String {
-        self.local_addr.to_string()
+        let ids = self.shared.members.ids();
+        let addrs = ids.iter().filter_map(|id| self.shared.members.addr(*id));
+        addrs.map(|a| a.to_string()).collect::<Vec<_>>().join(",")
     }
 
     /// Stops accepting, closes every connection, and waits for every task to end. Sessions are
@@ -154,8 +152,10 @@ impl ServerHandle {
     /// Returns once the connection is registered; its task runs until the peer closes the
     /// stream, the server shuts down, or the connection is closed by the server (a fault, an
     /// expiry, [`ServerHandle::close_connection`]). The peer's address is `127.0.0.1:0`, and
-    /// the per-IP limit (`maxClientCnxns`), which is about TCP clients, does not count it. After
-    /// shutdown, during a restart and after a failure of the log, `io` is dropped at once.
+    /// the per-IP limit (`maxClientCnxns`), which is about TCP clients, does not count it. It is
+    /// a connection of member 1 (partitioning member 1 holds it). After shutdown, during a
+    /// restart, while member 1 is stopped and after a failure of the log, `io` is dropped at
+    /// once.
     ///
     /// # Panics
     /// Outside a tokio runtime.
@@ -163,18 +163,18 @@ impl ServerHandle {
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        // The current generation: a restart or a failed log drops this connection too.
-        let generation = self.shared.generation.lock().clone();
-        if generation.is_cancelled() {
+        // Member 1's current token (a child of the generation): a restart, a failed log or
+        // stopping member 1 drops this connection too.
+        let Some(token) = self.shared.members.token(1) else {
             return;
-        }
+        };
         // No per-IP limit, so registration cannot refuse.
         let _ = conn::spawn(
             &self.shared,
             &self.tracker,
-            &generation,
+            &token,
             io,
-            IN_MEMORY_PEER,
+            (IN_MEMORY_PEER, 1),
             0,
         );
     }

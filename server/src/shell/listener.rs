@@ -25,11 +25,12 @@ use tokio_util::task::TaskTracker;
 use super::conn;
 use super::router::Shared;
 
-/// Accepts connections until `shutdown` is cancelled.
+/// Accepts connections for ensemble member `member` (1 for a single server) until `shutdown`
+/// (the member's token) is cancelled.
 pub(super) async fn accept_loop(
     listener: TcpListener,
     shared: Arc<Shared>,
-    shutdown: CancellationToken,
+    (shutdown, member): (CancellationToken, u64),
     tracker: TaskTracker,
 ) {
     let mut refusals = RefusalLog::default();
@@ -42,7 +43,7 @@ pub(super) async fn accept_loop(
             Ok((socket, peer)) => {
                 let _ = socket.set_nodelay(true);
                 let limit = shared.config.max_client_cnxns;
-                if !conn::spawn(&shared, &tracker, &shutdown, socket, peer, limit)
+                if !conn::spawn(&shared, &tracker, &shutdown, socket, (peer, member), limit)
                     && let Some(suppressed) = refusals.refused(peer.ip(), Instant::now())
                 {
                     tracing::warn!(

@@ -15,6 +15,9 @@
 //! [`gate`] until they are on disk; [`snapshot`] takes snapshots in slices beside it, and
 //! [`recovery`] rebuilds the core from disk at start and at a [`restart`].
 //!
+//! An in-process ensemble is n client endpoints over the one shared state: [`member`] owns
+//! their listeners and leadership, [`ensemble`] the handle's member controls.
+//!
 //! The rest: [`builder`] starts a server, [`handle`] is what its owner holds, [`controls`] the
 //! handle's test controls, [`faults`] and [`freeze`] the state those controls set, [`admin`]
 //! the four-letter words, [`clock`] the core's time, and [`stats`] the traffic counters.
@@ -25,6 +28,7 @@ mod clock;
 mod conn;
 mod controls;
 mod durable;
+mod ensemble;
 mod faults;
 mod freeze;
 mod gate;
@@ -33,6 +37,7 @@ mod http;
 mod journal;
 mod latency;
 mod listener;
+mod member;
 mod recovery;
 mod report;
 mod restart;
@@ -41,8 +46,9 @@ mod snapshot;
 mod stats;
 mod ticker;
 
-pub use builder::{Server, ServerBuilder};
+pub use builder::{MAX_MEMBERS, Server, ServerBuilder};
 pub use controls::ControlError;
 pub use faults::{Fault, FaultId, FaultRule, FaultTimes};
 pub use handle::ServerHandle;
+pub use member::MemberState;
 pub use stats::{ConnStats, ServerStats};

@@ -15,6 +15,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use shepherd_protocol::OpCode;
 
 use super::latency::LatencyReading;
+use super::member;
 use super::router::Shared;
 use crate::core::{TriggerSummary, WatchSummary};
 
@@ -218,8 +219,15 @@ pub(super) struct ConfEntry {
     pub value: Figure,
 }
 
-pub(super) fn configuration(shared: &Shared) -> Vec<ConfEntry> {
+pub(super) fn configuration(shared: &Shared, member: u64) -> Vec<ConfEntry> {
     let c = &shared.config;
+    // An ensemble member prints its own client port and id; a single server what it was
+    // configured with, and id 0 as a standalone ZooKeeper does.
+    let ensemble = shared.members.len() > 1;
+    let (port, id) = match shared.members.addr(member) {
+        Some(addr) if ensemble => (addr.port(), member),
+        _ => (c.port, 0),
+    };
     let entry = |text_key, json_key, value| ConfEntry {
         text_key,
         json_key,
@@ -227,7 +235,7 @@ pub(super) fn configuration(shared: &Shared) -> Vec<ConfEntry> {
     };
     let dir = || Figure::Text("/dev/null/in-memory".into());
     vec![
-        entry("clientPort", Some("client_port"), Figure::count(c.port)),
+        entry("clientPort", Some("client_port"), Figure::count(port)),
         entry("secureClientPort", None, Figure::Int(-1)),
         entry("dataDir", Some("data_dir"), dir()),
         entry("dataDirSize", None, Figure::Int(0)),
@@ -258,7 +266,7 @@ pub(super) fn configuration(shared: &Shared) -> Vec<ConfEntry> {
             Some("client_port_listen_backlog"),
             Figure::Int(-1),
         ),
-        entry("serverId", Some("server_id"), Figure::Int(0)),
+        entry("serverId", Some("server_id"), Figure::count(id)),
     ]
 }
 
@@ -300,7 +308,12 @@ pub(super) struct Monitor {
 /// those we have no honest value for are left out rather than printed as zeros. The
 /// file-descriptor keys appear where the OS lets us count (Linux), as ZooKeeper prints them only
 /// on Unix. `last_zxid` is Shepherd's own.
-pub(super) fn monitor(shared: &Shared) -> Monitor {
+///
+/// As ensemble member `member`, the state is `leader` or `follower` with ZooKeeper's quorum
+/// keys (`peer_state`, `quorum_size`, and the leader's `learners`, `synced_followers` and the
+/// rest, counting the other members that are up as its synced followers); a single server is
+/// `standalone`.
+pub(super) fn monitor(shared: &Shared, member: u64) -> Monitor {
     let (min, avg, max) = shared.stats.latency_ms();
     let packets_received = shared.stats.packets_received.load(Relaxed);
     let packets_sent = shared.stats.packets_sent.load(Relaxed);
@@ -312,6 +325,8 @@ pub(super) fn monitor(shared: &Shared) -> Monitor {
         ("readlatency", shared.stats.read_latency.read()),
         ("updatelatency", shared.stats.update_latency.read()),
     ];
+    let role = shared.members.role(member);
+    let quorum = quorum_figures(shared, role, uptime);
     // One read of the core, so that its figures agree with each other.
     shared.query(|core| {
         let metrics = core.metrics();
@@ -319,7 +334,7 @@ pub(super) fn monitor(shared: &Shared) -> Monitor {
         use Kind::{Counter, Gauge};
         let mut figures = vec![
             ("version", Kind::Text, Text(full_version())),
-            ("server_state", Kind::Text, Text("standalone".into())),
+            ("server_state", Kind::Text, Text(role.name().into())),
             ("avg_latency", Gauge, Float(avg)),
             ("max_latency", Gauge, Figure::count(max)),
             ("min_latency", Gauge, Figure::count(min)),
@@ -341,6 +356,7 @@ pub(super) fn monitor(shared: &Shared) -> Monitor {
                 Figure::count(core.approximate_data_size()),
             ),
         ];
+        figures.extend(quorum.iter().cloned());
         if let Some((open, max_fds)) = fds {
             figures.push(("open_file_descriptor_count", Gauge, Figure::count(open)));
             figures.push(("max_file_descriptor_count", Gauge, Figure::count(max_fds)));
@@ -368,6 +384,49 @@ pub(super) fn monitor(shared: &Shared) -> Monitor {
             latencies,
         }
     })
+}
+
+/// The keys a quorum member's mntr adds (ZooKeeper 3.8 `QuorumPeer`, `Leader` and
+/// `LeaderZooKeeperServer` metrics): none for a single server.
+fn quorum_figures(
+    shared: &Shared,
+    role: member::Role,
+    uptime: u128,
+) -> Vec<(&'static str, Kind, Figure)> {
+    use Figure::{Int, Text};
+    use Kind::Gauge;
+    let n = shared.members.len();
+    let peer_state = match role {
+        member::Role::Standalone => return Vec::new(),
+        member::Role::Leader => "leading - broadcast",
+        member::Role::Follower => "following - broadcast",
+    };
+    let mut out = vec![
+        ("peer_state", Kind::Text, Text(peer_state.into())),
+        ("quorum_size", Gauge, Figure::count(n)),
+    ];
+    if role == member::Role::Leader {
+        let followers = shared
+            .members
+            .ids()
+            .into_iter()
+            .filter(|id| Some(*id) != shared.members.leader())
+            .filter(|id| {
+                shared.members.is_stopped(*id) == Some(false) && !shared.frozen.is_partitioned(*id)
+            })
+            .count();
+        out.extend([
+            ("learners", Gauge, Figure::count(followers)),
+            ("synced_followers", Gauge, Figure::count(followers)),
+            ("synced_non_voting_followers", Gauge, Int(0)),
+            ("synced_observers", Gauge, Int(0)),
+            ("pending_syncs", Gauge, Int(0)),
+            // No proposals are sent: ZooKeeper's value before the first.
+            ("last_proposal_size", Gauge, Int(-1)),
+            ("leader_uptime", Gauge, Figure::count(uptime)),
+        ]);
+    }
+    out
 }
 
 /// (open, soft limit) file descriptors of this process, where the OS tells us (Linux).

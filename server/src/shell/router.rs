@@ -29,6 +29,7 @@ use super::durable::Durable;
 use super::faults::FaultRules;
 use super::freeze::FrozenSessions;
 use super::gate::Gate;
+use super::member::Members;
 use super::stats::{ConnStats, ServerStats};
 use crate::config::Config;
 use crate::core::{Action, ConnId, Core, Now};
@@ -63,6 +64,8 @@ struct ConnEntry {
     stats: Arc<ConnStats>,
     /// Cancelled to drop the connection at once (a child of the shutdown token).
     kill: CancellationToken,
+    /// The ensemble member it came in on (`ensemble.rs`).
+    member: u64,
 }
 
 /// The table of live connections, and the routing of actions onto their queues.
@@ -177,6 +180,8 @@ pub(crate) struct Shared {
     /// The listener's and the connections' token: cancelled to drop them all (a restart, a
     /// failed log), then replaced. A child of the shutdown token.
     pub(super) generation: Mutex<CancellationToken>,
+    /// The client endpoints (one per ensemble member; one for a single server).
+    pub(super) members: Members,
 }
 
 impl Shared {
@@ -187,6 +192,7 @@ impl Shared {
         clock: Clock,
         durable: Option<Durable>,
         generation: CancellationToken,
+        members: Members,
     ) -> Shared {
         Shared {
             core: Mutex::new(core),
@@ -201,6 +207,7 @@ impl Shared {
             core_changed: Notify::new(),
             durable,
             generation: Mutex::new(generation),
+            members,
         }
     }
 
@@ -282,6 +289,7 @@ impl Shared {
     pub(super) fn register(
         &self,
         peer: SocketAddr,
+        member: u64,
         per_ip_limit: usize,
         tx: Outbox,
         kill: CancellationToken,
@@ -304,6 +312,7 @@ impl Shared {
                 tx,
                 stats: stats.clone(),
                 kill,
+                member,
             },
         );
         Some((id, stats))
@@ -328,6 +337,30 @@ impl Shared {
             .collect();
         all.sort_by_key(|(id, _)| *id);
         all
+    }
+
+    /// The ensemble member a connection came in on.
+    pub(crate) fn connection_member(&self, conn: ConnId) -> Option<u64> {
+        self.router.conns.lock().get(&conn).map(|c| c.member)
+    }
+
+    /// Resolves once no connection of `member` is registered. Cancellation safe.
+    pub(super) async fn wait_member_gone(&self, member: u64) {
+        loop {
+            let changed = self.core_changed();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if !self
+                .router
+                .conns
+                .lock()
+                .values()
+                .any(|c| c.member == member)
+            {
+                return;
+            }
+            changed.await;
+        }
     }
 
     /// How many connections are live, without copying the table.

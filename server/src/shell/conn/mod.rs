@@ -63,13 +63,14 @@ pub(crate) const MAX_QUEUED_FRAMES: u64 = 1000;
 
 /// Registers a connection over `io` from `peer` and spawns its task on `tasks`. Refused (false,
 /// and `io` dropped at once) when `per_ip_limit` (0 for none) connections from `peer`'s address
-/// are already open. Must be called within a tokio runtime.
+/// are already open. `member` is the ensemble member whose endpoint it came in on (1 for a
+/// single server). Must be called within a tokio runtime.
 pub(super) fn spawn<S>(
     shared: &Arc<Shared>,
     tasks: &TaskTracker,
     shutdown: &CancellationToken,
     io: S,
-    peer: SocketAddr,
+    (peer, member): (SocketAddr, u64),
     per_ip_limit: usize,
 ) -> bool
 where
@@ -78,7 +79,8 @@ where
     let kill = shutdown.child_token();
     let meter = Arc::new(Meter::new(shared.config.outbound_limit()));
     let (outbox, rx) = Outbox::new(meter.clone(), kill.clone());
-    let Some((id, stats)) = shared.register(peer, per_ip_limit, outbox, kill.clone()) else {
+    let Some((id, stats)) = shared.register(peer, member, per_ip_limit, outbox, kill.clone())
+    else {
         return false;
     };
     let conn = Conn {
@@ -88,6 +90,7 @@ where
         meter,
         kill,
         shutdown: shutdown.clone(),
+        member,
     };
     tasks.spawn(run(conn, io, rx));
     true
@@ -102,8 +105,18 @@ struct Conn {
     /// Cancelled on shutdown, by the close_connection control, at the outbound limit, and by a
     /// close that owes the peer nothing.
     kill: CancellationToken,
-    /// The server's shutdown, of which `kill` is a child.
+    /// The server's shutdown, of which `kill` is a child: its member's token, cancelled when
+    /// the member stops.
     shutdown: CancellationToken,
+    /// The ensemble member it came in on: partitioning that member holds it (`freeze.rs`).
+    member: u64,
+}
+
+impl Conn {
+    /// Whether the connection is held: its member partitioned or its session frozen.
+    fn held(&self, link: &Link) -> bool {
+        self.shared.frozen.holds(self.member, link.session())
+    }
 }
 
 /// What the reader and the writer share within one task.
@@ -179,7 +192,7 @@ where
     };
     match end {
         End::FourLetterWord(word) => {
-            let text = admin::answer(shared, word);
+            let text = admin::answer(shared, conn.member, word);
             let answered = tokio::select! {
                 biased;
                 _ = conn.kill.cancelled() => Ok(false),
@@ -200,12 +213,9 @@ where
             }
             // A frozen connection is behind a partition: the close reaches the peer only when
             // it heals (or the server shuts down).
-            if !conn.shutdown.is_cancelled()
-                && let Some(session) = link.session()
-                && shared.frozen.contains(session)
-            {
+            if !conn.shutdown.is_cancelled() && conn.held(&link) {
                 let mut freeze = shared.frozen.watch();
-                wait_thawed(shared, session, &mut freeze, &conn.shutdown).await;
+                wait_thawed(&conn, link.session(), &mut freeze, &conn.shutdown).await;
             }
         }
         End::Stalled => {
@@ -219,17 +229,17 @@ where
     shared.unregister(id);
 }
 
-/// Waits until `session` is thawed. False when `cancel` (the kill token, or shutdown) comes
-/// first.
+/// Waits until the connection is no longer held (its session thawed, its member healed).
+/// False when `cancel` (the kill token, or shutdown) comes first.
 async fn wait_thawed(
-    shared: &Shared,
-    session: SessionId,
+    conn: &Conn,
+    session: Option<SessionId>,
     freeze: &mut watch::Receiver<u64>,
     cancel: &CancellationToken,
 ) -> bool {
     loop {
         freeze.borrow_and_update();
-        if !shared.frozen.contains(session) {
+        if !conn.shared.frozen.holds(conn.member, session) {
             return true;
         }
         tokio::select! {

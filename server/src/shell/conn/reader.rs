@@ -39,12 +39,10 @@ pub(super) async fn read_loop<R: AsyncRead + Unpin>(
     let mut idle_deadline = Instant::now() + idle;
     let mut freeze = shared.frozen.watch();
     loop {
-        // A frozen session's connection reads nothing until thawed.
+        // A held connection (frozen session, partitioned member) reads nothing until thawed.
         freeze.borrow_and_update();
-        if let Some(session) = link.session()
-            && shared.frozen.contains(session)
-        {
-            if !wait_thawed(shared, session, &mut freeze, &conn.kill).await {
+        if conn.held(link) {
+            if !wait_thawed(conn, link.session(), &mut freeze, &conn.kill).await {
                 return Ok(End::Killed);
             }
             idle_deadline = Instant::now() + idle;
@@ -91,9 +89,8 @@ pub(super) async fn read_loop<R: AsyncRead + Unpin>(
                     .ok()
                     .map(|r| r.session_id)
             };
-            if let Some(session) = session
-                && shared.frozen.contains(session)
-                && !wait_thawed(shared, session, &mut freeze, &conn.kill).await
+            if shared.frozen.holds(conn.member, session)
+                && !wait_thawed(conn, session, &mut freeze, &conn.kill).await
             {
                 return Ok(End::Killed);
             }

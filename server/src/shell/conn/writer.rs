@@ -4,7 +4,7 @@
 //! Invariants: frames are written whole and in the order they were queued; every byte handed
 //! to the stream is taken off the connection's outbound meter; a single write call that makes
 //! no progress for the stall limit (the session timeout, 10 s before the handshake) ends the
-//! connection, unless its session is frozen. Cancellation: the task drops this future when the
+//! connection, unless it is held (session frozen, member partitioned). Cancellation: the task drops this future when the
 //! connection ends, and the stream with it; a frame half written is never resumed.
 
 use std::collections::VecDeque;
@@ -47,10 +47,7 @@ pub(super) async fn write_loop<W: AsyncWrite + Unpin>(
         };
         // A frozen session's connection writes nothing until thawed; what comes meanwhile
         // stays queued.
-        if let Some(session) = link.session()
-            && shared.frozen.contains(session)
-            && !wait_thawed(shared, session, &mut freeze, &conn.kill).await
-        {
+        if conn.held(link) && !wait_thawed(conn, link.session(), &mut freeze, &conn.kill).await {
             return Ok(End::Killed);
         }
         let written = write_queued(conn, link, io, rx, first, &mut pending).await;
@@ -192,10 +189,7 @@ async fn stalling<T>(
         match tokio::time::timeout(link.stall(), call.as_mut()).await {
             Ok(done) => return done,
             Err(_) => {
-                let frozen = link
-                    .session()
-                    .is_some_and(|s| conn.shared.frozen.contains(s));
-                if !frozen {
+                if !conn.held(link) {
                     return Err(io::ErrorKind::TimedOut.into());
                 }
             }

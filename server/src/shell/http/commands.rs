@@ -50,15 +50,23 @@ pub(super) fn list() -> String {
         .collect()
 }
 
-/// The JSON answer to `/commands/<name>`.
+/// The JSON answer to `/commands/<name>`, as member 1 gives it (the AdminServer is one for the
+/// whole server; see [`run_for`]).
 pub(super) fn run(shared: &Shared, name: &str) -> Value {
+    run_for(shared, 1, name)
+}
+
+/// The JSON answer to `/commands/<name>` as ensemble member `member` gives it: its mode in
+/// `server_stats`, `stats` and `monitor`, its id and port in `configuration`, and the quorum
+/// commands (`leader`, `zabstate`) answered as a quorum member answers them.
+pub(super) fn run_for(shared: &Shared, member: u64, name: &str) -> Value {
     let Some(command) = primary(name) else {
         return json!({ "command": name, "error": format!("Unknown command: {name}") });
     };
     let mut out = Map::new();
     match command {
         "configuration" => {
-            for entry in report::configuration(shared) {
+            for entry in report::configuration(shared, member) {
                 if let Some(key) = entry.json_key {
                     out.insert(key.into(), figure(entry.value));
                 }
@@ -105,15 +113,24 @@ pub(super) fn run(shared: &Shared, name: &str) -> Value {
             out.insert("zxid".into(), json!(format!("{:x}", -1i64)));
             out.insert("timestamp".into(), json!(-1));
         }
-        "leader" => {
+        "leader" if shared.members.len() <= 1 => {
             // A standalone ZooKeeper answers this, with no null "error".
             return json!({ "command": command, "error": "server is not initialized" });
         }
-        "monitor" => monitor(shared, &mut out),
+        "leader" => {
+            let leader = shared.members.leader();
+            let leader_ip = leader
+                .and_then(|id| shared.members.addr(id))
+                .map_or(String::new(), |a| a.ip().to_string());
+            out.insert("is_leader".into(), json!(leader == Some(member)));
+            out.insert("leader_id".into(), json!(leader.unwrap_or(0)));
+            out.insert("leader_ip".into(), json!(leader_ip));
+        }
+        "monitor" => monitor(shared, member, &mut out),
         "ruok" => {}
-        "server_stats" => server_stats(shared, &mut out),
+        "server_stats" => server_stats(shared, member, &mut out),
         "stats" => {
-            server_stats(shared, &mut out);
+            server_stats(shared, member, &mut out);
             let rows = report::connections(shared).into_iter().map(|c| {
                 json!({
                     "remote_socket_address": c.peer.to_string(),
@@ -150,6 +167,17 @@ pub(super) fn run(shared: &Shared, name: &str) -> Value {
                 .collect();
             out.insert("path_to_session_ids".into(), by_path.into());
         }
+        "zabstate" if shared.members.len() > 1 => {
+            let zxid = shared.query(|core| core.last_zxid());
+            out.insert("myid".into(), json!(member));
+            let leads = shared.members.leader() == Some(member);
+            out.insert("is_leader".into(), json!(leads));
+            out.insert("voting".into(), json!(true));
+            out.insert("last_zxid".into(), json!(format!("0x{zxid:x}")));
+            out.insert("zab_epoch".into(), json!(zxid >> 32));
+            out.insert("zab_counter".into(), json!(zxid & 0xffff_ffff));
+            out.insert("zabstate".into(), json!("broadcast"));
+        }
         "zabstate" => {
             out.insert("voting".into(), json!(false));
             out.insert("zabstate".into(), json!(""));
@@ -185,7 +213,7 @@ fn connection(c: report::ConnectionRow) -> Value {
     row
 }
 
-fn server_stats(shared: &Shared, out: &mut Map<String, Value>) {
+fn server_stats(shared: &Shared, member: u64, out: &mut Map<String, Value>) {
     let s = report::server_summary(shared);
     out.insert("version".into(), json!(report::full_version()));
     out.insert("read_only".into(), json!(false));
@@ -198,7 +226,7 @@ fn server_stats(shared: &Shared, out: &mut Map<String, Value>) {
             "data_dir_size": 0,
             "log_dir_size": 0,
             "provider_null": false,
-            "server_state": "standalone",
+            "server_state": shared.members.role(member).name(),
             "last_processed_zxid": s.zxid,
             "outstanding_requests": 0,
             "avg_latency": s.avg_latency,
@@ -212,8 +240,8 @@ fn server_stats(shared: &Shared, out: &mut Map<String, Value>) {
 }
 
 /// mntr's keys without the `zk_` prefix, summaries spelled out as ZooKeeper's JSON has them.
-fn monitor(shared: &Shared, out: &mut Map<String, Value>) {
-    let monitor = report::monitor(shared);
+fn monitor(shared: &Shared, member: u64, out: &mut Map<String, Value>) {
+    let monitor = report::monitor(shared, member);
     for (key, _, value) in monitor.figures {
         out.insert(key.into(), figure(value));
     }

@@ -113,8 +113,12 @@ impl From<Invalid> for Failure {
 impl From<ControlError> for Failure {
     fn from(error: ControlError) -> Failure {
         let status = match error {
-            ControlError::UnknownSession(_) | ControlError::NoNode(_) => StatusCode::NOT_FOUND,
-            ControlError::NotConnected(_) => StatusCode::CONFLICT,
+            ControlError::UnknownSession(_)
+            | ControlError::NoNode(_)
+            | ControlError::UnknownMember(_) => StatusCode::NOT_FOUND,
+            ControlError::NotConnected(_) | ControlError::MemberUnavailable(..) => {
+                StatusCode::CONFLICT
+            }
         };
         Failure(status, error.to_string())
     }
@@ -252,7 +256,7 @@ impl Controls {
             .sessions()
             .iter()
             .filter(|s| only.is_none_or(|id| s.id == id))
-            .map(|s| js::session(s, frozen.contains(s.id)))
+            .map(|s| js::session(s, frozen.is_frozen(s.id)))
             .collect()
     }
 

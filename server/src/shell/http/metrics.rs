@@ -29,7 +29,8 @@ const ADVANCED_QUANTILES: [f64; 3] = [0.5, 0.9, 0.99];
 /// # Errors
 /// The encoder's error, which only a malformed family could cause (none is built here).
 pub(super) fn scrape(shared: &Shared) -> prometheus::Result<String> {
-    let monitor = report::monitor(shared);
+    // One endpoint for the whole server: member 1's view, for an ensemble.
+    let monitor = report::monitor(shared, 1);
     let mut families = Vec::new();
     for (name, kind, value) in monitor.figures {
         let value = match value {

@@ -1,0 +1,300 @@
+//! The client endpoints of one server, as the members of an in-process ensemble: each member's
+//! address, whether it listens, its accept loop, and which member leads.
+//!
+//! A single server is an ensemble of one. Every member serves the same shared state (one core,
+//! one session table, one zxid order); a member is only a listener and the connections that
+//! came in on it. Invariants:
+//! * a member's address never changes: stopping and starting it binds the same port again;
+//! * a member's token is a child of the server's generation token, so that a restart or a
+//!   failed log drops every member at once, and stopping one member drops only its own;
+//! * at most one member leads, and only a member that is up (neither stopped nor partitioned)
+//!   does; leadership is sticky, as after a ZooKeeper election: a leader keeps leading until it
+//!   stops or is partitioned, and then the highest id still up takes over (a fresh ensemble's
+//!   election picks the highest `myid`, all zxids being equal).
+//!
+//! The quorum and election ports printed in `/zookeeper/config` are never served: they are
+//! real free loopback ports, bound (so nothing else takes them and they cannot be mistaken for
+//! a client port) but never listening, so a connection to one is refused.
+
+use std::fmt::Write;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+
+use parking_lot::Mutex;
+use tokio::net::TcpSocket;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// What a member is doing, as [`ServerHandle::member_state`](crate::ServerHandle::member_state)
+/// tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemberState {
+    /// Listening and answering.
+    Up,
+    /// Not listening; its connections are closed (sessions live on, their timeouts running).
+    Stopped,
+    /// Listening, but neither reading nor writing any of its connections, new ones included.
+    Partitioned,
+}
+
+/// What a member's four-letter words and AdminServer report as its mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// A single server: ZooKeeper's standalone mode.
+    Standalone,
+    Leader,
+    Follower,
+}
+
+impl Role {
+    /// ZooKeeper's name for it (`ServerStats.getServerState`).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Role::Standalone => "standalone",
+            Role::Leader => "leader",
+            Role::Follower => "follower",
+        }
+    }
+}
+
+/// One member's run state.
+struct Run {
+    /// Stopped by [`Members::stop`], or lost (its port could not be bound again after a
+    /// restart).
+    stopped: bool,
+    /// Stopped because a restart could not bind its port again: the next restart tries again.
+    lost: bool,
+    /// Its listener's and connections' token, a child of the generation token.
+    token: CancellationToken,
+    /// Its accept loop, while listening.
+    accepting: Option<JoinHandle<()>>,
+}
+
+/// One member.
+struct Member {
+    id: u64,
+    addr: SocketAddr,
+    /// (quorum port, election port): reserved, never served.
+    peer_ports: (u16, u16),
+    run: Mutex<Run>,
+}
+
+/// Every member of one server, ids `1..=n`.
+pub(crate) struct Members {
+    members: Vec<Member>,
+    /// The leading member's id; 0 when none is up. Meaningless for a single server.
+    leader: Mutex<u64>,
+    /// The sockets holding the quorum and election ports: bound, never listening.
+    _reserved: Vec<TcpSocket>,
+    /// Held across a member's stop or start and across a whole restart, so that they run one
+    /// at a time whichever handle asks.
+    pub(crate) changes: tokio::sync::Mutex<()>,
+}
+
+impl Members {
+    /// Members on `addrs` (member `i + 1` on `addrs[i]`), none listening yet, each with a token
+    /// that is a child of `generation`. With more than one, two loopback ports are reserved
+    /// per member for the quorum and election addresses `/zookeeper/config` prints.
+    ///
+    /// # Errors
+    /// A port could not be reserved.
+    pub(crate) fn new(addrs: &[SocketAddr], generation: &CancellationToken) -> io::Result<Members> {
+        let mut reserved = Vec::new();
+        let mut members = Vec::with_capacity(addrs.len());
+        for (i, addr) in addrs.iter().enumerate() {
+            let peer_ports = if addrs.len() > 1 {
+                (
+                    reserve(addr.ip(), &mut reserved)?,
+                    reserve(addr.ip(), &mut reserved)?,
+                )
+            } else {
+                (0, 0)
+            };
+            members.push(Member {
+                id: i as u64 + 1,
+                addr: *addr,
+                peer_ports,
+                run: Mutex::new(Run {
+                    stopped: true,
+                    lost: false,
+                    token: generation.child_token(),
+                    accepting: None,
+                }),
+            });
+        }
+        Ok(Members {
+            members,
+            leader: Mutex::new(0),
+            _reserved: reserved,
+            changes: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    fn get(&self, id: u64) -> Option<&Member> {
+        let index = usize::try_from(id.checked_sub(1)?).ok()?;
+        self.members.get(index)
+    }
+
+    /// How many members there are (at least 1).
+    pub(crate) fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Every member's id, ascending.
+    pub(crate) fn ids(&self) -> Vec<u64> {
+        self.members.iter().map(|m| m.id).collect()
+    }
+
+    /// A member's client address.
+    pub(crate) fn addr(&self, id: u64) -> Option<SocketAddr> {
+        self.get(id).map(|m| m.addr)
+    }
+
+    /// Whether a member is stopped (`None`: no such member).
+    pub(crate) fn is_stopped(&self, id: u64) -> Option<bool> {
+        self.get(id).map(|m| m.run.lock().stopped)
+    }
+
+    /// A member's current token while it listens: what its new connections are children of.
+    pub(crate) fn token(&self, id: u64) -> Option<CancellationToken> {
+        let run = self.get(id)?.run.lock();
+        (!run.stopped && !run.token.is_cancelled()).then(|| run.token.clone())
+    }
+
+    /// Marks a member listening under `token` with `accepting` as its accept loop.
+    pub(crate) fn started(&self, id: u64, token: CancellationToken, accepting: JoinHandle<()>) {
+        if let Some(member) = self.get(id) {
+            let mut run = member.run.lock();
+            run.stopped = false;
+            run.lost = false;
+            run.token = token;
+            run.accepting = Some(accepting);
+        }
+    }
+
+    /// Marks a member stopped (`lost`: by a failed rebind) and cancels its token. Returns its
+    /// accept loop, to be awaited until the listener is dropped.
+    pub(crate) fn stop(&self, id: u64, lost: bool) -> Option<JoinHandle<()>> {
+        let member = self.get(id)?;
+        let mut run = member.run.lock();
+        run.stopped = true;
+        run.lost = lost;
+        run.token.cancel();
+        run.accepting.take()
+    }
+
+    /// Every accept loop, taken (a restart cancels them all through the generation token).
+    pub(crate) fn take_accepting(&self) -> Vec<JoinHandle<()>> {
+        self.members
+            .iter()
+            .filter_map(|m| m.run.lock().accepting.take())
+            .collect()
+    }
+
+    /// The members a restart listens again for: those not stopped, and those lost by an
+    /// earlier restart.
+    pub(crate) fn to_relisten(&self) -> Vec<u64> {
+        self.members
+            .iter()
+            .filter(|m| {
+                let run = m.run.lock();
+                !run.stopped || run.lost
+            })
+            .map(|m| m.id)
+            .collect()
+    }
+
+    /// Recomputes the leader after a member changed: the leader stays while `up`; otherwise
+    /// the highest id that is `up` leads (none if none is).
+    pub(crate) fn elect(&self, up: impl Fn(u64) -> bool) {
+        let mut leader = self.leader.lock();
+        if *leader != 0 && up(*leader) {
+            return;
+        }
+        *leader = self
+            .members
+            .iter()
+            .rev()
+            .map(|m| m.id)
+            .find(|id| up(*id))
+            .unwrap_or(0);
+    }
+
+    /// The leading member, if any is up.
+    pub(crate) fn leader(&self) -> Option<u64> {
+        Some(*self.leader.lock()).filter(|id| *id != 0)
+    }
+
+    /// What `member` reports as its mode.
+    pub(crate) fn role(&self, member: u64) -> Role {
+        if self.members.len() <= 1 {
+            Role::Standalone
+        } else if self.leader() == Some(member) {
+            Role::Leader
+        } else {
+            Role::Follower
+        }
+    }
+
+    /// A member's (quorum, election) ports.
+    pub(crate) fn peer_ports(&self, id: u64) -> Option<(u16, u16)> {
+        self.get(id).map(|m| m.peer_ports)
+    }
+
+    /// The membership as ZooKeeper 3.8 writes it to `/zookeeper/config` and prints it after
+    /// `membership:` in `conf` (`QuorumMaj.toString`): one
+    /// `server.<id>=<host>:<quorumPort>:<electionPort>:participant;<host>:<clientPort>` line
+    /// per member, then `version=0` (a static configuration's, reconfig being off), with no
+    /// newline at the end. Empty for a single server, whose `/zookeeper/config` is empty.
+    pub(crate) fn dynamic_config(&self) -> String {
+        let mut out = String::new();
+        if self.members.len() <= 1 {
+            return out;
+        }
+        for m in &self.members {
+            let peer_host = host_string(concrete(m.addr.ip()));
+            let client_host = host_string(m.addr.ip());
+            let (quorum, election) = m.peer_ports;
+            // Writing to a String cannot fail.
+            let _ = writeln!(
+                out,
+                "server.{}={peer_host}:{quorum}:{election}:participant;{client_host}:{}",
+                m.id,
+                m.addr.port()
+            );
+        }
+        out.push_str("version=0");
+        out
+    }
+}
+
+/// A host as ZooKeeper prints it in a server line: IPv6 in brackets.
+fn host_string(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => format!("[{v6}]"),
+    }
+}
+
+/// The loopback address for a wildcard one: where the reserved peer ports are bound.
+fn concrete(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) if v4.is_unspecified() => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+        IpAddr::V6(v6) if v6.is_unspecified() => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+        ip => ip,
+    }
+}
+
+/// Binds a free port on `ip` (loopback for a wildcard) without listening, keeps the socket in
+/// `held`, and returns the port: it is only printed, never served.
+fn reserve(ip: IpAddr, held: &mut Vec<TcpSocket>) -> io::Result<u16> {
+    let ip = concrete(ip);
+    let socket = match ip {
+        IpAddr::V4(_) => TcpSocket::new_v4()?,
+        IpAddr::V6(_) => TcpSocket::new_v6()?,
+    };
+    socket.bind(SocketAddr::new(ip, 0))?;
+    let port = socket.local_addr()?.port();
+    held.push(socket);
+    Ok(port)
+}

@@ -1,0 +1,142 @@
+//! The member controls: addresses, stop and start on the same port, partitions, leadership.
+
+use shepherd_protocol::FourLetterWord;
+use shepherd_server::{ControlError, MemberState, Server};
+use shepherd_testkit::four_letter_word;
+use tokio::net::TcpStream;
+
+use crate::{addr_of, ensemble};
+
+#[tokio::test]
+async fn members_have_their_own_ports_and_the_connect_string_lists_them_all() {
+    let server = ensemble(3).await;
+    assert_eq!(server.member_ids(), vec![1, 2, 3]);
+    let addrs: Vec<_> = (1..=3).map(|id| server.member_addr(id).unwrap()).collect();
+    assert_eq!(server.local_addr(), addrs[0], "local_addr is member 1's");
+    assert_ne!(addrs[0].port(), addrs[1].port());
+    assert_ne!(addrs[1].port(), addrs[2].port());
+    let listed: Vec<String> = addrs.iter().map(ToString::to_string).collect();
+    assert_eq!(server.connect_string(), listed.join(","));
+    assert_eq!(server.member_addr(0), None);
+    assert_eq!(server.member_addr(4), None);
+    for id in 1..=3 {
+        assert_eq!(server.member_state(id), Some(MemberState::Up));
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_single_server_is_member_1_of_1() {
+    let server = Server::builder().start().await.unwrap();
+    assert_eq!(server.member_ids(), vec![1]);
+    assert_eq!(server.member_addr(1), Some(server.local_addr()));
+    assert_eq!(server.connect_string(), server.local_addr().to_string());
+    assert_eq!(server.leader(), None, "standalone: nobody leads");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_fixed_port_gives_consecutive_ports() {
+    // A free base port, released before the ensemble binds it and the two after it; another
+    // process may take one meanwhile, so a bind error is not this test's failure.
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = probe.local_addr().unwrap().port();
+    drop(probe);
+    if base > 65_000 {
+        return;
+    }
+    let Ok(server) = Server::builder().members(3).port(base).start().await else {
+        return;
+    };
+    let ports: Vec<u16> = (1..=3)
+        .map(|id| server.member_addr(id).unwrap().port())
+        .collect();
+    assert_eq!(ports, vec![base, base + 1, base + 2]);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_stopped_member_refuses_connections_and_starts_again_on_the_same_port() {
+    let server = ensemble(3).await;
+    let addr = server.member_addr(2).unwrap();
+    server.stop_member(2).await.unwrap();
+    assert_eq!(server.member_state(2), Some(MemberState::Stopped));
+    assert_eq!(server.member_addr(2), Some(addr), "kept while stopped");
+    assert!(
+        TcpStream::connect(addr).await.is_err(),
+        "its port is closed"
+    );
+    // The others serve meanwhile.
+    let word = four_letter_word(&addr_of(&server, 1), FourLetterWord::Ruok).await;
+    assert_eq!(word, "imok");
+    // Stopping twice is harmless.
+    server.stop_member(2).await.unwrap();
+
+    server.start_member(2).await.unwrap();
+    assert_eq!(server.member_state(2), Some(MemberState::Up));
+    assert_eq!(server.member_addr(2), Some(addr));
+    let word = four_letter_word(&addr.to_string(), FourLetterWord::Ruok).await;
+    assert_eq!(word, "imok", "the same port answers again");
+    server.start_member(2).await.unwrap();
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn unknown_members_are_errors() {
+    let server = ensemble(2).await;
+    assert_eq!(
+        server.stop_member(3).await,
+        Err(ControlError::UnknownMember(3))
+    );
+    assert_eq!(
+        server.start_member(0).await,
+        Err(ControlError::UnknownMember(0))
+    );
+    assert_eq!(
+        server.partition_member(9),
+        Err(ControlError::UnknownMember(9))
+    );
+    assert_eq!(server.heal_member(9), Err(ControlError::UnknownMember(9)));
+    assert_eq!(server.member_state(3), None);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_highest_id_leads_and_leadership_moves_as_an_election_would() {
+    let server = ensemble(3).await;
+    assert_eq!(
+        server.leader(),
+        Some(3),
+        "a fresh ensemble elects the highest myid"
+    );
+    server.stop_member(3).await.unwrap();
+    assert_eq!(server.leader(), Some(2), "the highest member still up");
+    server.start_member(3).await.unwrap();
+    assert_eq!(server.leader(), Some(2), "a member that comes back follows");
+    server.partition_member(2).unwrap();
+    assert_eq!(server.member_state(2), Some(MemberState::Partitioned));
+    assert_eq!(
+        server.leader(),
+        Some(3),
+        "a partitioned leader loses the lead"
+    );
+    server.heal_member(2).unwrap();
+    assert_eq!(server.member_state(2), Some(MemberState::Up));
+    assert_eq!(server.leader(), Some(3));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_restart_keeps_stopped_members_stopped() {
+    let server = ensemble(3).await;
+    server.stop_member(1).await.unwrap();
+    server.restart().await.unwrap();
+    assert_eq!(server.member_state(1), Some(MemberState::Stopped));
+    for id in [2, 3] {
+        assert_eq!(server.member_state(id), Some(MemberState::Up));
+        let word = four_letter_word(&addr_of(&server, id), FourLetterWord::Ruok).await;
+        assert_eq!(word, "imok", "member {id} listens again after the restart");
+    }
+    server.start_member(1).await.unwrap();
+    server.shutdown().await;
+}
