@@ -1,12 +1,14 @@
 //! The test controls over HTTP (docs/test-controls.md), through real loopback sockets and
 //! hyper's client: the token rule, the loopback rule, every endpoint against what a client
-//! sees, and bodies of every wrong shape answered 400 with nothing applied.
+//! sees (ensemble members included), and bodies of every wrong shape answered 400 with nothing
+//! applied.
 //!
 //! Every wait is bounded and waits on an event (a reply, a status change).
 
 mod bodies;
 mod http;
 mod inspection;
+mod members;
 mod sessions;
 mod token;
 

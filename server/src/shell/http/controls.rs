@@ -1,6 +1,7 @@
 //! The test controls over HTTP: what [`ServerHandle`] can do to a running server, as JSON
 //! endpoints, so that tests in any language can expire a session, cut or freeze a connection,
-//! inject faults and inspect the server (docs/test-controls.md lists every endpoint).
+//! inject faults, stop, start or partition an ensemble member, and inspect the server
+//! (docs/test-controls.md lists every endpoint).
 //!
 //! Off by default ([`crate::ServerBuilder::test_controls`], `shepherd serve --test-controls`).
 //! Invariants:
@@ -9,7 +10,8 @@
 //!   checked before its body is read; without it the answer is 401 and nothing is done;
 //! * a body is read only up to [`MAX_BODY_BYTES`] (413 beyond), and no body, however
 //!   malformed, panics or applies a control: it is a 400 with `{"error": "..."}`;
-//! * every answer is JSON; outcomes (no such session, not connected) are 404 and 409 values.
+//! * every answer is JSON; outcomes (no such session or member, not connected, a member's
+//!   port taken) are 404 and 409 values.
 //!
 //! The controls act through a second [`ServerHandle`] on the same shared state, so an HTTP
 //! call does exactly what the Rust method of the same name does, in the same core order.
@@ -33,6 +35,7 @@ use crate::core::SessionId;
 use crate::shell::controls::ControlError;
 use crate::shell::faults::FaultId;
 use crate::shell::handle::ServerHandle;
+use crate::shell::member::MemberState;
 
 /// The largest request body read; a fault rule or a counter is a few hundred bytes.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -137,6 +140,8 @@ enum Route {
     Tree,
     Watches,
     Notifications,
+    Members,
+    MemberAction(String, String),
 }
 
 impl Route {
@@ -152,6 +157,8 @@ impl Route {
             ["tree"] => Route::Tree,
             ["watches"] => Route::Watches,
             ["notifications"] => Route::Notifications,
+            ["members"] => Route::Members,
+            ["members", id, action] => Route::MemberAction(id.to_string(), action.to_string()),
             _ => return None,
         })
     }
@@ -160,7 +167,7 @@ impl Route {
         match self {
             Route::Faults => "GET, POST, DELETE",
             Route::Fault(_) => "DELETE",
-            Route::SessionAction(..) | Route::Sequence => "POST",
+            Route::SessionAction(..) | Route::Sequence | Route::MemberAction(..) => "POST",
             _ => "GET",
         }
     }
@@ -190,7 +197,14 @@ impl Controls {
                 return error(StatusCode::PAYLOAD_TOO_LARGE, &message);
             }
         };
-        let outcome = match self.dispatch(&head.method, &route, &body) {
+        let outcome = match (&head.method, &route) {
+            // Stopping and starting a member wait for its listener: the one async control.
+            (&Method::POST, Route::MemberAction(id, action)) => {
+                Some(self.member_action(id, action).await)
+            }
+            _ => self.dispatch(&head.method, &route, &body),
+        };
+        let outcome = match outcome {
             Some(outcome) => outcome,
             None => {
                 let mut reply = error(StatusCode::METHOD_NOT_ALLOWED, "method not allowed");
@@ -245,19 +259,67 @@ impl Controls {
             (&Method::GET, Route::Notifications) => {
                 Ok(ok(js::notifications(&handle.notification_counts())))
             }
+            (&Method::GET, Route::Members) => Ok(ok(self.members())),
             _ => return None,
         })
     }
 
-    /// Every session (or the one given), as JSON.
+    /// Every session (or the one given), as JSON, with the member its connection came in on.
     fn sessions(&self, only: Option<SessionId>) -> Vec<Value> {
-        let frozen = &self.handle.shared.frozen;
-        self.handle
+        let handle = &self.handle;
+        let frozen = &handle.shared.frozen;
+        handle
             .sessions()
             .iter()
             .filter(|s| only.is_none_or(|id| s.id == id))
-            .map(|s| js::session(s, frozen.is_frozen(s.id)))
+            .map(|s| {
+                let mut session = js::session(s, frozen.is_frozen(s.id));
+                if let Value::Object(map) = &mut session {
+                    map.insert("member".into(), json!(handle.session_member(s.id)));
+                }
+                session
+            })
             .collect()
+    }
+
+    /// Every member with its address and state, and the leader (null for a single server).
+    fn members(&self) -> Value {
+        let handle = &self.handle;
+        let members: Vec<Value> = handle
+            .member_ids()
+            .into_iter()
+            .map(|id| {
+                json!({
+                    "id": id,
+                    "addr": handle.member_addr(id).map(|a| a.to_string()),
+                    "state": handle.member_state(id).map(state_name),
+                })
+            })
+            .collect();
+        json!({ "members": members, "leader": handle.leader() })
+    }
+
+    async fn member_action(&self, id: &str, action: &str) -> Outcome {
+        let handle = &self.handle;
+        let id: u64 = id
+            .parse()
+            .map_err(|_| Invalid::new(format!("not a member id (1..=n): {id:?}")))?;
+        match action {
+            "stop" => handle.stop_member(id).await?,
+            "start" => handle.start_member(id).await?,
+            "partition" => handle.partition_member(id)?,
+            "heal" => handle.heal_member(id)?,
+            other => {
+                return Err(Failure(
+                    StatusCode::NOT_FOUND,
+                    format!("no member action {other:?} (stop, start, partition, heal)"),
+                ));
+            }
+        }
+        let state = handle.member_state(id).map(state_name);
+        Ok(ok(
+            json!({ "member": id, "state": state, "leader": handle.leader() }),
+        ))
     }
 
     fn session(&self, id: &str) -> Outcome {
@@ -325,6 +387,14 @@ fn set_sequence(handle: &ServerHandle, body: &[u8]) -> Outcome {
         .map_err(|_| Invalid::new(format!("value: a 32-bit integer, not {value}")))?;
     handle.set_sequence_counter(path, value)?;
     Ok(ok(json!({ "path": path, "value": value })))
+}
+
+fn state_name(state: MemberState) -> &'static str {
+    match state {
+        MemberState::Up => "up",
+        MemberState::Stopped => "stopped",
+        MemberState::Partitioned => "partitioned",
+    }
 }
 
 fn ok(value: Value) -> (StatusCode, Value) {

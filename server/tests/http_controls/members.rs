@@ -1,0 +1,85 @@
+//! Ensemble members over HTTP: listing, stopping, starting, partitioning and healing, with the
+//! member each session came in on.
+
+use serde_json::json;
+use shepherd_server::{MemberState, Server, ServerHandle};
+use shepherd_testkit::connect;
+
+use crate::{expect, hex};
+
+async fn ensemble(n: usize) -> ServerHandle {
+    Server::builder()
+        .members(n)
+        .test_controls(([127, 0, 0, 1], 0).into())
+        .start()
+        .await
+        .expect("ensemble starts")
+}
+
+#[tokio::test]
+async fn members_are_listed_with_their_state_and_the_leader() {
+    let server = ensemble(3).await;
+    let listed = expect(&server, "GET", "/members", "", 200).await;
+    let members = listed["members"].as_array().expect("a list");
+    assert_eq!(members.len(), 3);
+    for (i, member) in members.iter().enumerate() {
+        let id = i as u64 + 1;
+        assert_eq!(member["id"], id);
+        assert_eq!(member["state"], "up");
+        let addr = server.member_addr(id).expect("an address").to_string();
+        assert_eq!(member["addr"], addr);
+    }
+    assert_eq!(listed["leader"], json!(server.leader()));
+
+    let single = crate::server().await;
+    let listed = expect(&single, "GET", "/members", "", 200).await;
+    assert_eq!(listed["members"].as_array().map(Vec::len), Some(1));
+    assert_eq!(listed["leader"], json!(null));
+}
+
+#[tokio::test]
+async fn stop_start_partition_and_heal() {
+    let server = ensemble(3).await;
+    let addr = server.member_addr(2).expect("member 2").to_string();
+    let client = connect(&addr).await;
+    let session = expect(
+        &server,
+        "GET",
+        &format!("/sessions/{}", hex(client.session_id())),
+        "",
+        200,
+    )
+    .await;
+    assert_eq!(session["member"], 2);
+
+    let stopped = expect(&server, "POST", "/members/2/stop", "", 200).await;
+    assert_eq!(stopped["state"], "stopped");
+    assert_eq!(server.member_state(2), Some(MemberState::Stopped));
+    assert!(
+        tokio::net::TcpStream::connect(&addr).await.is_err(),
+        "port 2 is closed"
+    );
+    let started = expect(&server, "POST", "/members/2/start", "", 200).await;
+    assert_eq!(started["state"], "up");
+    assert!(
+        tokio::net::TcpStream::connect(&addr).await.is_ok(),
+        "port 2 is open again"
+    );
+
+    let partitioned = expect(&server, "POST", "/members/3/partition", "", 200).await;
+    assert_eq!(partitioned["state"], "partitioned");
+    assert_eq!(server.member_state(3), Some(MemberState::Partitioned));
+    let healed = expect(&server, "POST", "/members/3/heal", "", 200).await;
+    assert_eq!(healed["state"], "up");
+
+    for path in [
+        "/members/4/stop",
+        "/members/0/start",
+        "/members/9/partition",
+    ] {
+        expect(&server, "POST", path, "", 404).await;
+    }
+    expect(&server, "POST", "/members/x/stop", "", 400).await;
+    expect(&server, "POST", "/members/1/explode", "", 404).await;
+    expect(&server, "GET", "/members/1/stop", "", 405).await;
+}
