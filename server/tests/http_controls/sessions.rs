@@ -1,6 +1,8 @@
 //! Sessions and connections over HTTP: listing, expiring, closing and freezing, each checked
 //! against what a client sees; ids in hex and in decimal; unknown sessions are 404s.
 
+use std::time::Duration;
+
 use shepherd_client::{CreateOptions, Error, SessionState};
 use shepherd_protocol::EventType;
 use shepherd_testkit::{connect, wait_state, within};
@@ -99,13 +101,18 @@ async fn freeze_holds_everything_until_the_thaw() {
     let one = expect(&server, "GET", &format!("/sessions/{id}"), "", 200).await;
     assert_eq!(one["frozen"], true);
 
-    // A request sent now is held, not lost: it completes after the thaw.
-    let held = tokio::spawn(async move {
+    // A request sent now is held, not lost: nothing comes back while frozen (a short wait
+    // that nothing arrives), and it completes after the thaw.
+    let mut held = tokio::spawn(async move {
         let got = client
             .create("/held", b"", &CreateOptions::persistent())
             .await;
         (client, got)
     });
+    let early = tokio::time::timeout(Duration::from_millis(300), &mut held).await;
+    assert!(early.is_err(), "answered while frozen: {early:?}");
+    let tree = expect(&server, "GET", "/tree", "", 200).await;
+    assert!(!tree.to_string().contains("/held"), "applied while frozen");
     expect(&server, "POST", &format!("/sessions/{id}/thaw"), "", 200).await;
     let (_client, created) = within("the held create", held).await.expect("task");
     assert_eq!(created.expect("created").0, "/held");
