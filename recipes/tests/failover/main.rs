@@ -15,6 +15,51 @@ mod fence;
 
 use shepherd_testkit::ensemble::TestEnsemble;
 
+/// A fresh embedded ensemble of three.
+async fn embedded() -> TestEnsemble {
+    TestEnsemble::in_process(3).await
+}
+
+#[tokio::test(start_paused = true)]
+async fn shepherd_follower_stopped_mid_hold() {
+    let e = embedded().await;
+    let victim = e.follower().await;
+    cases::stop_mid_hold(&e, victim).await;
+    e.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn shepherd_leader_stopped_mid_hold() {
+    let e = embedded().await;
+    let victim = e.leader().await;
+    cases::stop_mid_hold(&e, victim).await;
+    e.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn shepherd_waiters_member_stopped_mid_acquire() {
+    let e = embedded().await;
+    let victim = e.follower().await;
+    cases::stop_mid_acquire(&e, victim).await;
+    e.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn shepherd_partition_within_timeout_keeps_locks() {
+    let e = embedded().await;
+    let victim = e.follower().await;
+    cases::partition_within_timeout(&e, victim).await;
+    e.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn shepherd_partition_past_timeout_fires_lost() {
+    let e = embedded().await;
+    let victim = e.follower().await;
+    cases::partition_past_timeout(&e, victim).await;
+    e.shutdown().await;
+}
+
 /// The real ensemble, or `None` (the test passes with a note).
 async fn real() -> Option<TestEnsemble> {
     TestEnsemble::real().await

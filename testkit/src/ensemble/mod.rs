@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use shepherd_client::{Client, Connector, TcpConnector};
+use shepherd_server::ServerHandle;
 use tokio::net::TcpStream;
 use tokio::sync::{Mutex, MutexGuard};
 
@@ -39,6 +40,7 @@ pub struct TestEnsemble {
 
 #[derive(Debug)]
 enum Kind {
+    InProcess(ServerHandle),
     Real {
         ensemble: RealEnsemble,
         _turn: MutexGuard<'static, ()>,
@@ -46,6 +48,37 @@ enum Kind {
 }
 
 impl TestEnsemble {
+    /// A fresh embedded ensemble of `members` members, configured as
+    /// [`embedded_builder`](crate::embedded_builder) configures a single server but with the
+    /// real ensemble's 500 ms tick (sessions of 1 to 10 s).
+    pub async fn in_process(members: usize) -> TestEnsemble {
+        let server = crate::embedded_builder()
+            .tick_time(Duration::from_millis(500))
+            .members(members)
+            .start()
+            .await
+            .expect("the embedded ensemble starts");
+        TestEnsemble {
+            kind: Kind::InProcess(server),
+        }
+    }
+
+    /// The embedded ensemble's handle, with its other test controls; `None` on a real one.
+    pub fn embedded(&self) -> Option<&ServerHandle> {
+        match &self.kind {
+            Kind::InProcess(server) => Some(server),
+            Kind::Real { .. } => None,
+        }
+    }
+
+    /// Stops the embedded ensemble (a real one is left running, whole or not: the next test
+    /// to get it restores it).
+    pub async fn shutdown(&self) {
+        if let Kind::InProcess(server) = &self.kind {
+            server.shutdown().await;
+        }
+    }
+
     /// The real ensemble that `SHEPHERD_REAL_ENSEMBLE_MEMBERS` names, whole, once no other
     /// test of this process uses it; `None` (with a note on stderr) when none is named.
     pub async fn real() -> Option<TestEnsemble> {
@@ -69,6 +102,7 @@ impl TestEnsemble {
     /// `"shepherd"` or `"zookeeper"`, for messages.
     pub fn name(&self) -> &'static str {
         match &self.kind {
+            Kind::InProcess(_) => "shepherd",
             Kind::Real { .. } => "zookeeper",
         }
     }
@@ -76,6 +110,7 @@ impl TestEnsemble {
     /// The members' ids, ascending.
     pub fn member_ids(&self) -> Vec<u64> {
         match &self.kind {
+            Kind::InProcess(server) => server.member_ids(),
             Kind::Real { ensemble, .. } => ensemble.members().iter().map(|m| m.id).collect(),
         }
     }
@@ -83,6 +118,10 @@ impl TestEnsemble {
     /// Member `id`'s client address, `host:port`.
     pub fn member_addr(&self, id: u64) -> String {
         match &self.kind {
+            Kind::InProcess(server) => server
+                .member_addr(id)
+                .unwrap_or_else(|| panic!("no member {id}"))
+                .to_string(),
             Kind::Real { ensemble, .. } => format!("127.0.0.1:{}", ensemble.member(id).port),
         }
     }
@@ -152,8 +191,11 @@ impl TestEnsemble {
             .find(|&id| self.member_addr(id) == host)
     }
 
-    /// The leader's id (waits for one, bounded, while an election runs).
+    /// The leader's id (waits for one, bounded, while a real election runs).
     pub async fn leader(&self) -> u64 {
+        if let Kind::InProcess(server) = &self.kind {
+            return server.leader().expect("an embedded ensemble has a leader");
+        }
         crate::within("a leader", async {
             loop {
                 for id in self.member_ids() {
@@ -178,6 +220,7 @@ impl TestEnsemble {
 
     async fn mode(&self, id: u64) -> Option<String> {
         match &self.kind {
+            Kind::InProcess(_) => None,
             Kind::Real { ensemble, .. } => ensemble.mode(id).await,
         }
     }
@@ -185,6 +228,7 @@ impl TestEnsemble {
     /// Stops member `id`: it refuses connections when this returns.
     pub async fn stop_member(&self, id: u64) {
         match &self.kind {
+            Kind::InProcess(server) => server.stop_member(id).await.expect("stop a member"),
             Kind::Real { ensemble, .. } => ensemble.stop(id).await,
         }
     }
@@ -192,6 +236,7 @@ impl TestEnsemble {
     /// Starts member `id` again: it serves when this returns.
     pub async fn start_member(&self, id: u64) {
         match &self.kind {
+            Kind::InProcess(server) => server.start_member(id).await.expect("start a member"),
             Kind::Real { ensemble, .. } => ensemble.start(id).await,
         }
     }
@@ -199,6 +244,7 @@ impl TestEnsemble {
     /// Partitions member `id`: its connections stay open and go unanswered.
     pub async fn partition_member(&self, id: u64) {
         match &self.kind {
+            Kind::InProcess(server) => server.partition_member(id).expect("partition a member"),
             Kind::Real { ensemble, .. } => ensemble.partition(id),
         }
     }
@@ -206,6 +252,7 @@ impl TestEnsemble {
     /// Heals member `id`'s partition: it serves when this returns.
     pub async fn heal_member(&self, id: u64) {
         match &self.kind {
+            Kind::InProcess(server) => server.heal_member(id).expect("heal a member"),
             Kind::Real { ensemble, .. } => ensemble.heal(id).await,
         }
     }
