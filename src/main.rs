@@ -60,6 +60,11 @@ enum Command {
         /// everything is kept in memory.
         #[arg(long = "data-dir", value_name = "DIR")]
         data_dir: Option<PathBuf>,
+        /// An in-process ensemble (docs/ensemble.md): N client endpoints sharing one state,
+        /// members 1..=N, each reporting leader or follower. With --port P member i listens on
+        /// P+i-1 (port 0: each on a free port). One `listening on` line per member, in order.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=255))]
+        members: u16,
         /// Serve the test controls (docs/test-controls.md): JSON endpoints to expire sessions,
         /// cut or freeze connections, inject faults and inspect the server, for tests in any
         /// language. Loopback only; a random token, printed once at start, is required on
@@ -116,11 +121,12 @@ fn main() -> ExitCode {
             admin_port,
             metrics_port,
             data_dir,
+            members,
             test_controls,
             test_controls_port,
             test_controls_bind,
         } => serve(
-            port,
+            (port, members),
             bind,
             tick_time,
             config,
@@ -144,7 +150,7 @@ fn main() -> ExitCode {
 }
 
 fn serve(
-    port: Option<u16>,
+    (port, members): (Option<u16>, u16),
     bind: Option<IpAddr>,
     tick_time: Option<u64>,
     config_file: Option<PathBuf>,
@@ -233,7 +239,9 @@ fn serve(
         };
         let (bind, port) = (config.bind, config.port);
         let durable = config.durability.is_durable();
-        let mut builder = Server::builder().config(config);
+        let mut builder = Server::builder()
+            .config(config)
+            .members(usize::from(members));
         if let Some(addr) = test_controls {
             builder = builder.test_controls(addr);
         }
@@ -253,8 +261,13 @@ fn serve(
                 return ExitCode::from(3);
             }
         };
-        // Scripts read the port from this line; keep its shape.
-        println!("shepherd listening on {}", server.local_addr());
+        // Scripts read the port from the first line; keep its shape. An ensemble prints one
+        // line per member, in id order.
+        for id in server.member_ids() {
+            if let Some(addr) = server.member_addr(id) {
+                println!("shepherd listening on {addr}");
+            }
+        }
         if let Some(addr) = server.admin_addr() {
             println!("shepherd admin server on http://{addr}/commands");
         }
@@ -271,6 +284,14 @@ fn serve(
         if !durable {
             tracing::info!(
                 "in memory: nothing is kept when the process ends (--data-dir DIR keeps it)"
+            );
+        }
+        if members > 1 {
+            tracing::info!(
+                members,
+                leader = ?server.leader(),
+                connect = %server.connect_string(),
+                "an in-process ensemble: one state behind every member"
             );
         }
         tracing::info!(addr = %server.local_addr(), "serving; Ctrl-C or SIGTERM to stop");
