@@ -1,77 +1,204 @@
-//! A node's child names, sorted, with their jute wire form cached for getChildren.
+//! A node's children: their arena indexes sorted by name, with the jute wire form of the
+//! names cached for getChildren.
 //!
-//! Invariant: the cached wire form, when present, is exactly the encoding of the names; it is
-//! dropped by every change of them.
-
-use std::collections::BTreeSet;
+//! The names themselves live once, in the child nodes; every operation that orders takes a
+//! `name_of` lookup into the arena. The indexes are kept in chunks of at most [`CHUNK`], so an
+//! insert or remove moves at most one chunk (a flat sorted vector moves half of a million-child
+//! folder each time) and the chunks are found by binary search on their last names.
+//!
+//! Invariants: the concatenation of the chunks is sorted by name (byte order, as ZooKeeper's
+//! sorted reply lists them) without duplicates; no chunk is empty or longer than [`CHUNK`];
+//! `len` is the total; the cached wire form, when present, is exactly the encoding of the
+//! names, and every change of them drops it.
 
 use shepherd_protocol::Codec;
 
-/// A node's child names, sorted, with their wire form kept for getChildren.
+/// Most indexes in one chunk: 2 KiB to move on an insert, and a million children in 2 000
+/// chunks.
+const CHUNK: usize = 512;
+
+/// A node's children, sorted by name, with their wire form kept for getChildren.
 ///
 /// In a herd every release wakes ~N waiters that each re-read the same unchanged list, so the
-/// jute vector (count, then each name) is built once per change of the list instead of once per
-/// read; a read then costs one copy instead of one allocation per name. The names can only
-/// change through [`Children::insert`] and [`Children::remove`], which drop the cached form, so
-/// it can never disagree with them.
+/// jute vector (count, then each name) is built once per change of the list instead of once
+/// per read.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Children {
-    names: BTreeSet<String>,
-    /// The encoded `vector<ustring>` of `names`; `None` until asked for after a change.
-    wire: Option<Vec<u8>>,
+    chunks: Vec<Vec<u32>>,
+    len: usize,
+    /// The encoded `vector<ustring>` of the names; `None` until asked for after a change.
+    wire: Option<Box<[u8]>>,
 }
+
+/// Where a name is, or would go: chunk and position in it.
+type Place = Result<(usize, usize), (usize, usize)>;
 
 impl Children {
     pub fn len(&self) -> usize {
-        self.names.len()
-    }
-
-    /// Whether `name` is a child: a set lookup, never a scan (replay asks once per create).
-    pub fn contains(&self, name: &str) -> bool {
-        self.names.contains(name)
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
+        self.len == 0
     }
 
-    /// The names, sorted (byte order, as ZooKeeper's sorted reply lists them).
-    pub fn iter(&self) -> std::collections::btree_set::Iter<'_, String> {
-        self.names.iter()
+    /// The wire form [`Children::wire`] built, unless a change dropped it since.
+    pub fn cached_wire(&self) -> Option<&[u8]> {
+        self.wire.as_deref()
     }
 
-    /// The names after `name` (all of them for `None`), in order.
-    pub fn iter_after(&self, name: Option<&str>) -> impl Iterator<Item = &String> {
-        use std::ops::Bound::{Excluded, Unbounded};
-        let from = name.map_or(Unbounded, Excluded);
-        self.names.range::<str, _>((from, Unbounded))
-    }
-
-    pub(super) fn insert(&mut self, name: String) {
-        if self.names.insert(name) {
-            self.wire = None;
+    fn locate<'a>(&self, name: &[u8], name_of: impl Fn(u32) -> &'a [u8]) -> Place {
+        let Some(last) = self.chunks.last().and_then(|c| c.last()) else {
+            return Err((0, 0));
+        };
+        // Appending in order (a restore, sequential nodes) costs one comparison.
+        if name_of(*last) < name {
+            let c = self.chunks.len() - 1;
+            return Err((c, self.chunks[c].len()));
+        }
+        let c = self
+            .chunks
+            .partition_point(|chunk| chunk.last().is_some_and(|&i| name_of(i) < name));
+        match self.chunks[c].binary_search_by(|&i| name_of(i).cmp(name)) {
+            Ok(at) => Ok((c, at)),
+            Err(at) => Err((c, at)),
         }
     }
 
-    pub(super) fn remove(&mut self, name: &str) {
-        if self.names.remove(name) {
-            self.wire = None;
+    /// The index of the child called `name`: two binary searches, never a scan.
+    pub fn find<'a>(&self, name: &[u8], name_of: impl Fn(u32) -> &'a [u8]) -> Option<u32> {
+        let (c, at) = self.locate(name, name_of).ok()?;
+        Some(self.chunks[c][at])
+    }
+
+    /// Adds `index` under `name`; false (nothing changed) if a child has that name.
+    pub fn insert<'a>(
+        &mut self,
+        index: u32,
+        name: &[u8],
+        name_of: impl Fn(u32) -> &'a [u8],
+    ) -> bool {
+        let (c, at) = match self.locate(name, name_of) {
+            Ok(_) => return false,
+            Err(place) => place,
+        };
+        self.wire = None;
+        self.len += 1;
+        if self.chunks.is_empty() {
+            self.chunks.push(vec![index]);
+            return true;
         }
+        let last = c + 1 == self.chunks.len();
+        let chunk = &mut self.chunks[c];
+        if chunk.len() < CHUNK {
+            chunk.insert(at, index);
+        } else if last && at == chunk.len() {
+            // Appending past a full last chunk starts a new one, so names that arrive in
+            // order fill their chunks instead of leaving each half empty.
+            let mut next = Vec::with_capacity(CHUNK);
+            next.push(index);
+            self.chunks.push(next);
+        } else {
+            let mut tail = chunk.split_off(CHUNK / 2);
+            if at <= CHUNK / 2 {
+                chunk.insert(at, index);
+            } else {
+                tail.insert(at - CHUNK / 2, index);
+            }
+            self.chunks.insert(c + 1, tail);
+        }
+        true
+    }
+
+    /// Removes the child called `name`, returning its index.
+    pub fn remove<'a>(&mut self, name: &[u8], name_of: impl Fn(u32) -> &'a [u8]) -> Option<u32> {
+        let (c, at) = self.locate(name, name_of).ok()?;
+        self.wire = None;
+        self.len -= 1;
+        let index = self.chunks[c].remove(at);
+        if self.chunks[c].is_empty() {
+            self.chunks.remove(c);
+        }
+        Some(index)
+    }
+
+    /// The indexes, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.chunks.iter().flatten().copied()
+    }
+
+    /// The indexes of the names after `name` (all of them for `None`), in order.
+    pub fn iter_after<'a>(
+        &self,
+        name: Option<&[u8]>,
+        name_of: impl Fn(u32) -> &'a [u8],
+    ) -> impl Iterator<Item = u32> + '_ {
+        let (c, at) = match name.map(|n| self.locate(n, name_of)) {
+            None => (0, 0),
+            Some(Ok((c, at))) => (c, at + 1),
+            Some(Err(place)) => place,
+        };
+        let first = self
+            .chunks
+            .get(c)
+            .map_or(&[][..], |chunk| &chunk[at.min(chunk.len())..]);
+        let rest = self.chunks.get(c + 1..).unwrap_or(&[]);
+        first.iter().chain(rest.iter().flatten()).copied()
     }
 
     /// The names as a jute `vector<ustring>`, exactly as `Vec<String>::encode` writes them.
-    pub fn wire(&mut self) -> &[u8] {
-        let names = &self.names;
+    pub fn wire<'a>(&mut self, name_of: impl Fn(u32) -> &'a [u8]) -> &[u8] {
+        let (chunks, len) = (&self.chunks, self.len);
         self.wire.get_or_insert_with(|| {
-            let len = 4 + names.iter().map(|n| 4 + n.len()).sum::<usize>();
-            let mut buf = Vec::with_capacity(len);
-            i32::try_from(names.len())
-                .unwrap_or(i32::MAX)
-                .encode(&mut buf);
+            let names = chunks.iter().flatten().map(|&i| name_of(i));
+            let size = 4 + names.clone().map(|n| 4 + n.len()).sum::<usize>();
+            let mut buf = Vec::with_capacity(size);
+            i32::try_from(len).unwrap_or(i32::MAX).encode(&mut buf);
             for name in names {
-                name.encode(&mut buf);
+                i32::try_from(name.len())
+                    .unwrap_or(i32::MAX)
+                    .encode(&mut buf);
+                buf.extend_from_slice(name);
             }
-            buf
+            buf.into_boxed_slice()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stays_sorted_across_splits_appends_and_removals() {
+        let names: Vec<String> = (0..3000)
+            .map(|i| format!("n{:05}", (i * 7919) % 3000))
+            .collect();
+        let name_of = |i: u32| names[i as usize].as_bytes();
+        let mut c = Children::default();
+        for (i, n) in names.iter().enumerate() {
+            assert!(c.insert(i as u32, n.as_bytes(), name_of));
+        }
+        assert!(!c.insert(0, names[0].as_bytes(), name_of));
+        assert_eq!(c.len(), 3000);
+        let sorted: Vec<&[u8]> = c.iter().map(name_of).collect();
+        assert!(sorted.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(
+            c.find(b"n00042", name_of).map(name_of),
+            Some(&b"n00042"[..])
+        );
+        let after: Vec<&[u8]> = c
+            .iter_after(Some(b"n02997x"), name_of)
+            .map(name_of)
+            .collect();
+        assert_eq!(after, [&b"n02998"[..], b"n02999"]);
+        for n in names.iter().step_by(2) {
+            assert!(c.remove(n.as_bytes(), name_of).is_some());
+        }
+        assert_eq!(c.remove(b"missing", name_of), None);
+        assert_eq!(c.len(), 1500);
+        assert!(c.chunks.iter().all(|k| !k.is_empty() && k.len() <= CHUNK));
+        let expected: Vec<String> = c.iter().map(|i| names[i as usize].clone()).collect();
+        assert_eq!(c.wire(name_of), &expected.to_bytes()[..]);
     }
 }

@@ -48,15 +48,14 @@ impl Core {
 
     /// Every node with its Stat, sorted by path (`/zookeeper` and its children included).
     pub fn dump_tree(&self) -> Vec<NodeInfo> {
-        let mut nodes: Vec<NodeInfo> = self
-            .tree
-            .iter()
-            .map(|(path, node)| NodeInfo {
-                path: path.clone(),
+        let mut nodes: Vec<NodeInfo> = Vec::with_capacity(self.tree.len());
+        self.tree.walk(|path, _, node| {
+            nodes.push(NodeInfo {
+                path: path.to_string(),
                 stat: node.stat(),
-                data_len: node.data.as_ref().map_or(0, Vec::len),
-            })
-            .collect();
+                data_len: node.data().map_or(0, <[u8]>::len),
+            });
+        });
         nodes.sort_by(|a, b| a.path.cmp(&b.path));
         nodes
     }

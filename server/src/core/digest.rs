@@ -36,7 +36,7 @@ pub(crate) fn node_digest(path: &str, node: &Node) -> i64 {
     stat[52..].copy_from_slice(&node.owner.raw().to_be_bytes());
     let mut crc = crc32fast::Hasher::new();
     crc.update(path.as_bytes());
-    if let Some(data) = &node.data {
+    if let Some(data) = node.data() {
         crc.update(data);
     }
     crc.update(&stat);

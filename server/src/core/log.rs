@@ -141,7 +141,7 @@ impl Core {
         {
             let mut prepared = node.clone();
             prepared.owner = prepared_owner;
-            txn.digest_skew = digest::node_digest(path, &prepared).wrapping_sub(node.digest);
+            txn.digest_skew = digest::node_digest(path, &prepared).wrapping_sub(node.digest());
         }
     }
 }

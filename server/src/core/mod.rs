@@ -21,6 +21,8 @@
 //! the tree, the session table, the watch tables, paths and ACLs.
 
 pub mod acl;
+mod acl_table;
+mod arena;
 mod children;
 mod controls;
 mod delivery;
@@ -33,15 +35,18 @@ mod java_int;
 mod log;
 mod metrics;
 mod multi;
+mod node;
 mod ops;
 mod owner;
 mod path;
+mod path_index;
 mod peek;
 mod queries;
 mod reaper;
 mod replay;
 mod restore;
 mod session;
+mod short;
 mod snapshot;
 mod teardown;
 #[cfg(test)]

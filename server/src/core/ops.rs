@@ -70,7 +70,7 @@ impl Core {
         // The ACL is judged before the parent is even looked up (docs/protocol.md §6.2 step 6).
         let acl = acl::fixup(&req.acl, ids).ok_or(InvalidACL)?;
         let parent_node = self.tree.get(parent).ok_or(NoNode)?;
-        if !acl::allows(&parent_node.acl, ids, perms::CREATE) {
+        if !acl::allows(parent_node.acl(), ids, perms::CREATE) {
             return Err(NoAuth);
         }
         // The suffix is the create counter before this create, %010d, signed (docs/protocol.md §8.1); the full
@@ -96,7 +96,7 @@ impl Core {
             _ if mode.is_ephemeral() => Owner::Ephemeral(txn.session),
             _ => Owner::Persistent,
         };
-        let parent_acl = parent_node.acl.clone();
+        let parent_acl = parent_node.acl().to_vec();
         self.tree.create(
             &path,
             req.data.clone(),
@@ -131,12 +131,12 @@ impl Core {
             .ok_or(BadArguments)?;
         let parent_node = self.tree.get(parent).ok_or(NoNode)?;
         // Deleting needs DELETE on the parent; the node's own ACL does not matter.
-        if !acl::allows(&parent_node.acl, ids, perms::DELETE) {
+        if !acl::allows(parent_node.acl(), ids, perms::DELETE) {
             return Err(NoAuth);
         }
         let node = self.tree.get(path).ok_or(NoNode)?;
         check_version(version, node.version)?;
-        if !node.children.is_empty() {
+        if node.num_children() > 0 {
             return Err(NotEmpty);
         }
         self.remove_node(path, txn);
@@ -155,7 +155,7 @@ impl Core {
         let parent_acl = self
             .tree
             .get(parent)
-            .map(|n| n.acl.clone())
+            .map(|n| n.acl().to_vec())
             .unwrap_or_default();
         let acl = self.tree.delete(path, txn.zxid, &mut txn.undo);
         txn.fired.push(Fired::Deleted {
@@ -177,11 +177,11 @@ impl Core {
             return Err(BadArguments);
         }
         let node = self.tree.get(&req.path).ok_or(NoNode)?;
-        if !acl::allows(&node.acl, ids, perms::WRITE) {
+        if !acl::allows(node.acl(), ids, perms::WRITE) {
             return Err(NoAuth);
         }
         check_version(req.version, node.version)?;
-        let acl = node.acl.clone();
+        let acl = node.acl().to_vec();
         self.tree.set_data(
             &req.path,
             req.data.clone(),
@@ -217,7 +217,7 @@ impl Core {
         }
         let acl = acl::fixup(&req.acl, ids).ok_or(InvalidACL)?;
         let node = self.tree.get(&req.path).ok_or(NoNode)?;
-        if !acl::allows(&node.acl, ids, perms::ADMIN) {
+        if !acl::allows(node.acl(), ids, perms::ADMIN) {
             return Err(NoAuth);
         }
         check_version(req.version, node.aversion)?;
@@ -241,7 +241,7 @@ impl Core {
             return Err(BadArguments);
         }
         let node = self.tree.get(&req.path).ok_or(NoNode)?;
-        if !acl::allows(&node.acl, ids, perms::READ) {
+        if !acl::allows(node.acl(), ids, perms::READ) {
             return Err(NoAuth);
         }
         check_version(req.version, node.version)?;
@@ -259,11 +259,11 @@ impl Core {
             .tree
             .get(path::lookup_key(path))
             .ok_or(ErrorCode::NoNode)?;
-        if !acl::allows(&node.acl, ids, perms::READ) {
+        if !acl::allows(node.acl(), ids, perms::READ) {
             return Err(ErrorCode::NoAuth);
         }
         let response = GetDataResponse {
-            data: node.data.clone(),
+            data: node.data_vec(),
             stat: node.stat(),
         };
         if let Some(conn) = watch {
@@ -293,10 +293,10 @@ impl Core {
             .tree
             .get(path::lookup_key(path))
             .ok_or(ErrorCode::NoNode)?;
-        if !acl::allows(&node.acl, ids, perms::READ) {
+        if !acl::allows(node.acl(), ids, perms::READ) {
             return Err(ErrorCode::NoAuth);
         }
-        Ok(node.children.iter().cloned().collect())
+        Ok(self.tree.child_names(node).map(str::to_string).collect())
     }
 
     /// getChildren and getChildren2 (docs/protocol.md §6.5): sorted names, the watch only on success. Returns
@@ -323,15 +323,16 @@ impl Core {
             zxid: self.zxid,
             err: ErrorCode::Ok.into(),
         };
-        let node = self
+        let index = self
             .tree
-            .get_mut(path::lookup_key(path))
+            .lookup(path::lookup_key(path))
             .ok_or(ErrorCode::NoNode)?;
-        if !acl::allows(&node.acl, ids, perms::READ) {
+        let node = self.tree.get_index(index).ok_or(ErrorCode::NoNode)?;
+        if !acl::allows(node.acl(), ids, perms::READ) {
             return Err(ErrorCode::NoAuth);
         }
         let stat = with_stat.then(|| node.stat());
-        let names = node.children.wire();
+        let names = self.tree.children_wire(index);
         let stat_len = if with_stat { STAT_LEN } else { 0 };
         let mut payload = Vec::with_capacity(REPLY_HEADER_LEN + names.len() + stat_len);
         header.encode(&mut payload);
@@ -353,7 +354,7 @@ impl Core {
             .tree
             .get(path::lookup_key(path))
             .ok_or(ErrorCode::NoNode)?;
-        if !acl::allows(&node.acl, ids, perms::READ) {
+        if !acl::allows(node.acl(), ids, perms::READ) {
             return Err(ErrorCode::NoAuth);
         }
         let count = if path.is_empty() {
@@ -370,11 +371,11 @@ impl Core {
             .tree
             .get(path::lookup_key(path))
             .ok_or(ErrorCode::NoNode)?;
-        if !acl::allows(&node.acl, ids, perms::READ | perms::ADMIN) {
+        if !acl::allows(node.acl(), ids, perms::READ | perms::ADMIN) {
             return Err(ErrorCode::NoAuth);
         }
         Ok(GetACLResponse {
-            acl: acl::for_get_acl(&node.acl, ids),
+            acl: acl::for_get_acl(node.acl(), ids),
             stat: node.stat(),
         })
     }
@@ -420,7 +421,7 @@ mod tests {
         core.zxid = 4;
         for path in ["/d", "/d/a-9", "/"] {
             let node = core.tree.get(path).unwrap();
-            let children: Vec<String> = node.children.iter().cloned().collect();
+            let children: Vec<String> = core.tree.child_names(node).map(str::to_string).collect();
             let stat = node.stat();
             let header = ReplyHeader {
                 xid: 7,

@@ -61,13 +61,13 @@ impl Core {
         let elapsed = |mtime: i64| now.wall_ms.saturating_sub(mtime);
         let containers = self.tree.containers().iter().filter(|p| {
             self.tree.get(p).is_some_and(|n| {
-                n.children.is_empty()
+                n.num_children() == 0
                     && (n.creates > 0 || (never_used != 0 && elapsed(n.mtime) > never_used))
             })
         });
         let ttls = self.tree.ttls().iter().filter(|p| {
             self.tree.get(p).is_some_and(|n| {
-                n.children.is_empty()
+                n.num_children() == 0
                     && matches!(n.owner, Owner::Ttl(ttl) if ttl != 0 && elapsed(n.mtime) > ttl)
             })
         });

@@ -135,18 +135,21 @@ impl Core {
             TxnBody::Create(t) => {
                 let raw = if t.ephemeral { h.client_id } else { 0 };
                 let owner = self.owner(raw, zxid).unwrap_or(Owner::Persistent);
-                let node = Node::new(t.data.clone(), t.acl.clone(), zxid, time, owner);
+                let acl = self.tree.intern_acl(t.acl.clone());
+                let node = Node::new(t.data.clone(), acl, zxid, time, owner);
                 // Only a plain create fixes up the parent of a node that already exists.
                 self.replay_create(&t.path, node, t.parent_c_version, op_type == 1);
             }
             TxnBody::CreateContainer(t) => {
-                let node = Node::new(t.data.clone(), t.acl.clone(), zxid, time, Owner::Container);
+                let acl = self.tree.intern_acl(t.acl.clone());
+                let node = Node::new(t.data.clone(), acl, zxid, time, Owner::Container);
                 self.replay_create(&t.path, node, t.parent_c_version, false);
             }
             TxnBody::CreateTTL(t) => {
                 let raw = Owner::Ttl(t.ttl).raw();
                 let owner = self.owner(raw, zxid).unwrap_or(Owner::Ttl(t.ttl));
-                let node = Node::new(t.data.clone(), t.acl.clone(), zxid, time, owner);
+                let acl = self.tree.intern_acl(t.acl.clone());
+                let node = Node::new(t.data.clone(), acl, zxid, time, owner);
                 self.replay_create(&t.path, node, t.parent_c_version, false);
             }
             TxnBody::Delete(t) => self.replay_delete(&t.path, zxid),
@@ -192,7 +195,7 @@ impl Core {
         let Some(p) = self.tree.get(parent) else {
             return;
         };
-        let exists = p.children.contains(name);
+        let exists = self.tree.has_child(p, name);
         if exists && !fix_up {
             return;
         }
@@ -230,9 +233,9 @@ impl Core {
         let mut i = 0;
         while i < doomed.len() {
             if let Some(node) = self.tree.get(&doomed[i]) {
-                let children: Vec<String> = node
-                    .children
-                    .iter()
+                let children: Vec<String> = self
+                    .tree
+                    .child_names(node)
                     .map(|c| path::join(&doomed[i], c))
                     .collect();
                 doomed.extend(children);

@@ -16,7 +16,7 @@ use shepherd_protocol::txn::StatPersisted;
 use super::owner::Owner;
 use super::session::Sessions;
 use super::snapshot::OPEN_ACL_UNSAFE_ID;
-use super::tree::{Node, Refused, Tree};
+use super::tree::{AclRef, Node, Refused, Tree};
 use super::{Core, CoreConfig, Now, SessionId, path};
 
 /// Why a snapshot's records do not make a tree.
@@ -69,7 +69,8 @@ pub struct Restore {
     now: Now,
     tree: Tree,
     sessions: Sessions,
-    acls: HashMap<i64, Vec<Acl>>,
+    /// The snapshot's ACL map, each list interned once: a node then costs a lookup.
+    acls: HashMap<i64, AclRef>,
 }
 
 impl Restore {
@@ -77,10 +78,16 @@ impl Restore {
     /// sessions' timeouts start counting and what seeds new session ids.
     pub fn new(config: CoreConfig, now: Now) -> Restore {
         let sessions = Core::new_sessions(&config, now);
+        let mut tree = Tree::empty();
+        if config.log_txns {
+            // Kept from the first node on: each is hashed as it is attached, with its path
+            // in hand, instead of in a second walk that rebuilds every path.
+            tree.start_digest();
+        }
         Restore {
             config,
             now,
-            tree: Tree::empty(),
+            tree,
             sessions,
             acls: HashMap::new(),
         }
@@ -93,6 +100,7 @@ impl Restore {
 
     /// An entry of the snapshot's ACL map.
     pub fn acl(&mut self, id: i64, acl: Vec<Acl>) {
+        let acl = self.tree.intern_acl(acl);
         self.acls.insert(id, acl);
     }
 
@@ -117,7 +125,7 @@ impl Restore {
             return fail(|path| RestoreError::Duplicate { path });
         }
         let acl = if acl_id == OPEN_ACL_UNSAFE_ID {
-            Acl::open_unsafe()
+            self.tree.open_acl()
         } else {
             self.acls
                 .get(&acl_id)

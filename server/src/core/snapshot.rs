@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use shepherd_protocol::txn::StatPersisted;
 use shepherd_protocol::{Acl, Codec};
 
-use super::tree::Node;
+use super::tree::{AclRef, Node};
 use super::{Core, SessionId, path};
 
 /// `ReferenceCountedACLCache.OPEN_UNSAFE_ACL_ID`: the id of `OPEN_ACL_UNSAFE`, never in the
@@ -40,9 +40,11 @@ pub struct SnapshotCursor {
     stack: Vec<(String, i64)>,
     started: bool,
     done: bool,
-    /// Ids by the encoded ACL list (`Acl` has no `Hash`; its encoding is as good a key).
-    acl_ids: HashMap<Vec<u8>, i64>,
-    acls: Vec<(i64, Vec<Acl>)>,
+    /// Ids by the address of the interned list (the lists in `acls` and `open` stay alive).
+    acl_ids: HashMap<usize, i64>,
+    acls: Vec<(i64, AclRef)>,
+    /// Interned `OPEN_ACL_UNSAFE` lists seen (id -1), kept alive like the others.
+    open: Vec<AclRef>,
     digest: Option<(i64, i64)>,
 }
 
@@ -75,17 +77,20 @@ impl SnapshotCursor {
         self.done
     }
 
-    fn acl_id(&mut self, acl: &[Acl]) -> i64 {
-        if acl == Acl::open_unsafe() {
-            return OPEN_ACL_UNSAFE_ID;
-        }
-        let key = acl.to_vec().to_bytes();
+    fn acl_id(&mut self, acl: &AclRef) -> i64 {
+        let key = std::sync::Arc::as_ptr(acl) as usize;
         if let Some(&id) = self.acl_ids.get(&key) {
             return id;
         }
-        let id = i64::try_from(self.acls.len()).unwrap_or(i64::MAX - 1) + 1;
+        let id = if **acl == Acl::open_unsafe() {
+            self.open.push(acl.clone());
+            OPEN_ACL_UNSAFE_ID
+        } else {
+            let id = i64::try_from(self.acls.len()).unwrap_or(i64::MAX - 1) + 1;
+            self.acls.push((id, acl.clone()));
+            id
+        };
         self.acl_ids.insert(key, id);
-        self.acls.push((id, acl.to_vec()));
         id
     }
 }
@@ -95,7 +100,13 @@ impl SnapshotCursor {
 fn write_node(path: &str, node: &Node, acl_id: i64, out: &mut Vec<u8>) {
     let path = if path == "/" { "" } else { path };
     path.to_string().encode(out);
-    node.data.encode(out);
+    match node.data() {
+        None => (-1i32).encode(out),
+        Some(data) => {
+            i32::try_from(data.len()).unwrap_or(i32::MAX).encode(out);
+            out.extend_from_slice(data);
+        }
+    }
     acl_id.encode(out);
     StatPersisted {
         czxid: node.czxid,
@@ -130,6 +141,7 @@ impl Core {
             done: false,
             acl_ids: HashMap::new(),
             acls: Vec::new(),
+            open: Vec::new(),
             digest: None,
         }
     }
@@ -157,7 +169,7 @@ impl Core {
             };
             let Some(p) = next else { break };
             if let Some(node) = self.tree.get(&p) {
-                let id = cursor.acl_id(&node.acl);
+                let id = cursor.acl_id(node.acl_ref());
                 write_node(&p, node, id, out);
                 written += 1;
             }
@@ -178,13 +190,11 @@ impl Core {
         let mut after: Option<String> = None;
         while let Some((top, written_at)) = stack.last() {
             if let Some(node) = self.tree.get(top) {
-                let older = node.children.iter_after(after.as_deref()).find(|name| {
-                    let child = path::join(top, name);
-                    self.tree
-                        .get(&child)
-                        .is_some_and(|c| c.czxid <= *written_at)
-                });
-                if let Some(name) = older {
+                let older = self
+                    .tree
+                    .children_after(node, after.as_deref())
+                    .find(|(_, child)| child.czxid <= *written_at);
+                if let Some((name, _)) = older {
                     return Some(path::join(top, name));
                 }
             }

@@ -16,7 +16,7 @@ fn fresh_tree_stats() {
     assert_eq!(tree.get("/zookeeper").unwrap().stat().cversion, -2);
     let config = tree.get("/zookeeper/config").unwrap();
     assert_eq!(config.stat().aversion, -1);
-    assert_eq!(config.acl, Acl::read_unsafe());
+    assert_eq!(config.acl(), Acl::read_unsafe());
     assert_eq!(tree.descendants("/"), 3);
 }
 
@@ -56,7 +56,7 @@ fn rollback_restores_everything() {
     tree.rollback(undo);
     assert_eq!(tree.get("/").unwrap().stat(), before_root);
     assert_eq!(tree.get("/a").unwrap().stat().version, 0);
-    assert_eq!(tree.get("/a").unwrap().data.as_deref(), Some(&b"x"[..]));
+    assert_eq!(tree.get("/a").unwrap().data(), Some(&b"x"[..]));
     assert_eq!(tree.data_size(), size);
     assert!(tree.get("/a/e").is_none() && tree.containers().is_empty());
     assert_eq!(tree.ephemerals_count(), 0);
@@ -67,10 +67,9 @@ fn rollback_restores_everything() {
 /// deletes and a rollback.
 #[test]
 fn children_wire_follows_every_change() {
-    fn fresh(node: &Node) -> Vec<u8> {
-        node.children
-            .iter()
-            .cloned()
+    fn fresh(tree: &Tree, node: &Node) -> Vec<u8> {
+        tree.child_names(node)
+            .map(str::to_string)
             .collect::<Vec<String>>()
             .to_bytes()
     }
@@ -79,8 +78,9 @@ fn children_wire_follows_every_change() {
     let open = Acl::open_unsafe;
     tree.create("/d", None, open(), Owner::Persistent, (1, 1), &mut undo);
     let check = |tree: &mut Tree| {
-        let expected = fresh(tree.get("/d").unwrap());
-        assert_eq!(tree.get_mut("/d").unwrap().children.wire(), &expected[..]);
+        let expected = fresh(tree, tree.get("/d").unwrap());
+        let index = tree.lookup("/d").unwrap();
+        assert_eq!(tree.children_wire(index), &expected[..]);
     };
     check(&mut tree);
     for name in ["/d/b", "/d/a", "/d/c"] {
@@ -94,6 +94,19 @@ fn children_wire_follows_every_change() {
     check(&mut tree);
     tree.rollback(undo);
     check(&mut tree);
-    let names: Vec<&String> = tree.get("/d").unwrap().children.iter().collect();
+    let names: Vec<&str> = tree.child_names(tree.get("/d").unwrap()).collect();
     assert_eq!(names, ["a", "b", "c"]);
+}
+
+/// The per-node layout docs/bench/scale.md ("Layout") accounts for, byte by byte: a change
+/// that grows it must update that breakdown.
+#[test]
+fn a_node_is_as_small_as_the_layout_says() {
+    let slot = std::mem::size_of::<Option<Node>>();
+    assert_eq!(
+        slot,
+        std::mem::size_of::<Node>(),
+        "the arena slot adds nothing"
+    );
+    assert!(slot <= 144, "Node is {slot} bytes");
 }

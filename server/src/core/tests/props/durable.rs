@@ -30,11 +30,10 @@ pub(super) struct State {
 }
 
 pub(super) fn state(core: &Core) -> State {
-    let mut nodes: Vec<NodeState> = core
-        .tree
-        .iter()
-        .map(|(p, n)| (p.clone(), n.data.clone(), n.stat(), n.acl.clone()))
-        .collect();
+    let mut nodes: Vec<NodeState> = Vec::new();
+    core.tree.walk(|p, _, n| {
+        nodes.push((p.to_string(), n.data_vec(), n.stat(), n.acl().to_vec()));
+    });
     nodes.sort_by(|a, b| a.0.cmp(&b.0));
     State {
         nodes,
