@@ -320,6 +320,44 @@ mod tests {
     use super::*;
 
     #[test]
+    fn serve_test_controls_are_off_by_default_and_loopback_only() {
+        let serve = |args: &[&str]| {
+            let cli = Cli::try_parse_from([&["shepherd", "serve"], args].concat())?;
+            match cli.command {
+                Command::Serve {
+                    test_controls,
+                    test_controls_port,
+                    test_controls_bind,
+                    ..
+                } => Ok::<_, clap::Error>((test_controls, test_controls_port, test_controls_bind)),
+                _ => panic!("not serve"),
+            }
+        };
+        let loopback = IpAddr::from([127, 0, 0, 1]);
+        assert_eq!(serve(&[]).unwrap(), (false, 0, loopback));
+        assert_eq!(serve(&["--test-controls"]).unwrap(), (true, 0, loopback));
+        let on = serve(&["--test-controls", "--test-controls-port", "7001"]).unwrap();
+        assert_eq!(on, (true, 7001, loopback));
+        let v6 = serve(&["--test-controls", "--test-controls-bind", "::1"]).unwrap();
+        assert_eq!(v6.2, "::1".parse::<IpAddr>().unwrap());
+        // The port and address go with the flag, never alone.
+        assert!(serve(&["--test-controls-port", "7001"]).is_err());
+        assert!(serve(&["--test-controls-bind", "127.0.0.1"]).is_err());
+        // A non-loopback address is refused before anything starts.
+        let everywhere = std::net::SocketAddr::from(([0, 0, 0, 0], 0));
+        let code = super::serve(
+            (Some(0), 1),
+            None,
+            None,
+            None,
+            (None, None),
+            None,
+            Some(everywhere),
+        );
+        assert_eq!(code, ExitCode::from(2));
+    }
+
+    #[test]
     fn bench_herd_parses_with_defaults_and_lists() {
         let cli = Cli::try_parse_from(["shepherd", "bench", "herd"]).unwrap();
         let Command::Bench {
