@@ -2,7 +2,13 @@
 //! ConnectResponse a raw client receives, median of many starts. With `--real-zk` it also times
 //! Debian's ZooKeeper 3.8 from process start to its first ConnectResponse, and prints the ratio.
 //!
-//! Run: `cargo bench --bench startup` (add `-- --real-zk` where ZooKeeper is installed).
+//! Run: `cargo bench --bench startup` (add `-- --members 3,5` to time embedded ensembles until
+//! every member answers a session, `-- --real-zk` where ZooKeeper is installed, and
+//! `-- --real-zk-ensemble` for a real three-member ensemble's, see `startup/real_ensemble.rs`).
+
+// In a folder of its own: a file directly in benches/ would be taken for a benchmark.
+#[path = "startup/real_ensemble.rs"]
+mod real_ensemble;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -37,6 +43,43 @@ async fn first_session(addr: &str) -> std::io::Result<()> {
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
+}
+
+/// An embedded ensemble of `members` members: from `Server::builder()` until every member has
+/// answered a session handshake (the sessions in turn, one per member), median of `starts`.
+async fn shepherd_ensemble_start_to_ready(members: usize, starts: usize) -> Duration {
+    let mut samples = Vec::with_capacity(starts);
+    for _ in 0..starts {
+        let started = Instant::now();
+        let server = shepherd::Server::builder()
+            .members(members)
+            .start()
+            .await
+            .expect("start");
+        for id in server.member_ids() {
+            let addr = server.member_addr(id).expect("a member").to_string();
+            first_session(&addr).await.expect("session");
+        }
+        samples.push(started.elapsed());
+        server.shutdown().await;
+    }
+    median(samples)
+}
+
+/// `--members 3,5` (or `--members=3,5`): the member counts to time as embedded ensembles.
+fn members_arg() -> Vec<usize> {
+    let args: Vec<String> = std::env::args().collect();
+    let mut value = None;
+    for (i, arg) in args.iter().enumerate() {
+        if arg == "--members" {
+            value = args.get(i + 1).cloned();
+        } else if let Some(v) = arg.strip_prefix("--members=") {
+            value = Some(v.to_string());
+        }
+    }
+    value
+        .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .unwrap_or_default()
 }
 
 async fn shepherd_start_to_ready() -> Duration {
@@ -117,8 +160,18 @@ async fn real_zk_start_to_ready(runs: usize) -> Option<Duration> {
 #[tokio::main]
 async fn main() {
     let with_real = std::env::args().any(|a| a == "--real-zk");
+    if std::env::args().any(|a| a == "--real-zk-ensemble") {
+        real_zk_ensemble().await;
+    }
     let shepherd = shepherd_start_to_ready().await;
     println!("shepherd embedded: start-to-ready median {shepherd:?} over {STARTS} starts");
+    for members in members_arg() {
+        let ready = shepherd_ensemble_start_to_ready(members, STARTS).await;
+        println!(
+            "shepherd embedded ensemble of {members}: start-to-ready (every member answered a \
+             session) median {ready:?} over {STARTS} starts"
+        );
+    }
     if with_real {
         if let Some(real) = real_zk_start_to_ready(5).await {
             println!("zookeeper 3.8 (JVM): start-to-ready median {real:?} over 5 starts");
@@ -127,5 +180,20 @@ async fn main() {
                 real.as_secs_f64() / shepherd.as_secs_f64()
             );
         }
+    }
+}
+
+/// `--real-zk-ensemble`: a real three-member ensemble's start-to-ready (every member serving),
+/// for the comparison with `--members` (docs/ensemble.md, "Start-to-ready").
+async fn real_zk_ensemble() {
+    const RUNS: usize = 5;
+    if let Some(samples) = real_ensemble::start_to_ready(RUNS).await {
+        let min = samples.iter().min().copied().unwrap_or_default();
+        let max = samples.iter().max().copied().unwrap_or_default();
+        println!(
+            "zookeeper 3.8 ensemble (3 JVMs): start-to-ready (every member serving) median \
+             {:?} over {RUNS} starts (min {min:?}, max {max:?})",
+            median(samples.clone())
+        );
     }
 }
