@@ -2,9 +2,9 @@
 //! each keeping W requests in flight, through the phases create → set → get → delete over K
 //! nodes.
 //!
-//! One *run* is one session count: its sessions connect, its folder
-//! (`--root`/`run-<pid>-<n>`) is created, and each phase of `--phases` runs in turn over the
-//! run's K nodes ([`phase`]); then the sessions close and the folder is deleted if it is empty.
+//! One *run* is one session count with one window (`--in-flight`; a list runs each in turn):
+//! its sessions connect, its folder (`--root`/`run-<pid>-<n>`) is created, and each phase of
+//! `--phases` runs in turn over the run's K nodes ([`phase`]); then the sessions close and the folder is deleted if it is empty.
 //! Per phase it reports replies per second, latency p50/p99/p99.9/max, and CPU per request of
 //! the server (when its process is known) and of this process, the clients ([`report`]).
 //!
@@ -51,10 +51,12 @@ pub struct LoadArgs {
     #[arg(long, value_delimiter = ',', default_value = "1,4,64",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub sessions: Vec<u32>,
-    /// Most requests each session keeps in flight (pipelined on its connection).
-    #[arg(long = "in-flight", value_name = "W", default_value_t = 16,
+    /// Most requests each session keeps in flight (pipelined on its connection); a
+    /// comma-separated list runs every session count with each window in turn, to find the
+    /// window at which a server peaks.
+    #[arg(long = "in-flight", value_name = "W", value_delimiter = ',', default_value = "16",
           value_parser = clap::value_parser!(u32).range(1..=8192))]
-    pub in_flight: u32,
+    pub in_flight: Vec<u32>,
     /// Nodes per run (K): each phase sends one request per node.
     #[arg(long, value_name = "K", default_value_t = 20_000)]
     pub nodes: usize,
@@ -165,17 +167,28 @@ pub fn execute(args: &LoadArgs, print: &mut dyn FnMut(&str)) -> Result<Vec<Phase
         None => None,
     };
     let server = args.label.clone().unwrap_or_else(|| target.name.clone());
+    let windows = args
+        .in_flight
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
     print(&format!(
-        "# {server} at {}; {} nodes, {} B values, {} in flight per session",
-        target.connect, args.nodes, args.value_size, args.in_flight
+        "# {server} at {}; {} nodes, {} B values, {windows} in flight per session",
+        target.connect, args.nodes, args.value_size
     ));
     print(&report::table_header());
     let mut results = Vec::new();
-    for (index, &sessions) in args.sessions.iter().enumerate() {
+    // Every session count with every window: each pair is a run of its own.
+    let runs = args
+        .sessions
+        .iter()
+        .flat_map(|&sessions| args.in_flight.iter().map(move |&window| (sessions, window)));
+    for (index, (sessions, window)) in runs.enumerate() {
         let context = PhaseResult::context(
             &server,
             sessions as usize,
-            args.in_flight as usize,
+            window as usize,
             args.value_size as usize,
             args.rate,
         );
@@ -207,7 +220,7 @@ pub fn execute(args: &LoadArgs, print: &mut dyn FnMut(&str)) -> Result<Vec<Phase
     Ok(results)
 }
 
-/// One session count: connect, every phase, close.
+/// One session count with one window: connect, every phase, close.
 async fn run(
     args: &LoadArgs,
     target: &Target,
@@ -378,7 +391,7 @@ mod tests {
                 "--nodes",
                 "200",
                 "--in-flight",
-                "4",
+                "2,4",
                 "--connect",
                 &connect,
                 "--client-threads",
@@ -389,8 +402,12 @@ mod tests {
             args.csv = Some(csv.clone());
             let mut lines = 0;
             let results = execute(&args, &mut |_| lines += 1).unwrap();
-            assert_eq!(results.len(), 8);
-            assert_eq!(lines, 2 + 8);
+            // Two session counts, each with two windows, four phases each.
+            assert_eq!(results.len(), 16);
+            assert_eq!(lines, 2 + 16);
+            let windows: Vec<_> = results.iter().map(|r| (r.sessions, r.in_flight)).collect();
+            assert_eq!(&windows[..5], [(1, 2), (1, 2), (1, 2), (1, 2), (1, 4)]);
+            assert_eq!(windows[15], (3, 4));
             for r in &results {
                 assert_eq!((r.ops, r.errors), (200, 0), "{r:?}");
                 assert!(r.latency[0] <= r.latency[1] && r.latency[2] <= r.latency[3]);
@@ -400,7 +417,7 @@ mod tests {
                 assert!(results.iter().all(|r| r.wall >= Duration::from_millis(99)));
             }
             let text = std::fs::read_to_string(&csv).unwrap();
-            assert_eq!(text.lines().count(), 9);
+            assert_eq!(text.lines().count(), 17);
         }
         let _ = std::fs::remove_file(&csv);
         server_rt.block_on(server.shutdown());
