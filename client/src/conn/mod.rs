@@ -45,6 +45,10 @@ use watch_registry::WatchRegistry;
 /// Requests in flight on one connection before the task stops taking commands.
 const MAX_IN_FLIGHT: usize = 8192;
 
+/// Most commands taken from the queue at one wake-up, so that replies are still read between
+/// large bursts of requests.
+const MAX_DRAIN: usize = 64;
+
 /// Why `serve` returned.
 enum End {
     /// The connection is gone; the session may live on.
@@ -316,7 +320,20 @@ impl<C: Connector> Driver<C> {
                     return End::Lost(reason);
                 }
                 cmd = self.commands.recv(), if accept => match cmd {
-                    Some(cmd) => self.dispatch(link, cmd),
+                    Some(cmd) => {
+                        self.dispatch(link, cmd);
+                        // Whatever else is queued goes out now, without a turn of the select
+                        // for each: the writer then flushes them together.
+                        for _ in 1..MAX_DRAIN {
+                            if link.closing || link.pending.len() >= MAX_IN_FLIGHT {
+                                break;
+                            }
+                            match self.commands.try_recv() {
+                                Ok(cmd) => self.dispatch(link, cmd),
+                                Err(_) => break,
+                            }
+                        }
+                    }
                     None => self.start_close(link),
                 },
                 () = tokio::time::sleep_until(deadline) => {
