@@ -10,16 +10,20 @@
 //!   a frame that could not be read) kills the connection at once, even in the middle of a
 //!   write, rather than queue behind what the peer is not reading. A close that follows a frame
 //!   for the same connection in the same batch (closeSession's reply, an auth failure's) is
-//!   queued after it, so that the frame is written first.
+//!   queued after it, so that the frame is written first;
+//! * an empty queue holds no allocation, and the writer takes everything queued in one turn of
+//!   the lock ([`Queue::take`]): replies that arrive together are written together, and an idle
+//!   connection costs the queue's few words, not a channel's block of slots.
 //!
 //! The router calls [`Outbox::push`] under the core lock: it never blocks and never allocates
-//! beyond the queued message.
+//! beyond the queue's own growth.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
-use tokio::sync::mpsc;
+use parking_lot::Mutex;
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::core::{Action, ConnId};
@@ -34,8 +38,11 @@ const PREFIX: usize = 4;
 /// (33 bytes each for "/") would hold three times what the meter says.
 pub(crate) const FRAME_OVERHEAD: usize = 64;
 
-/// The byte meter shared by a connection's outbox (which adds) and its writer (which takes
-/// away what it has written).
+/// The room a queue takes on its first message: a pipelined window's replies without regrowing.
+const FIRST_ROOM: usize = 16;
+
+/// The byte meter of a connection's queue: the outbox adds, the writer takes away what it has
+/// written.
 #[derive(Debug)]
 pub(crate) struct Meter {
     /// Bytes queued or being written: length prefixes included, and [`FRAME_OVERHEAD`] for
@@ -87,21 +94,91 @@ fn charge(payload_len: usize) -> usize {
     wire_len(payload_len).saturating_add(FRAME_OVERHEAD)
 }
 
+/// One connection's queue, shared by its [`Outbox`] (the router's end) and its writer.
+#[derive(Debug)]
+pub(crate) struct Queue {
+    meter: Meter,
+    messages: Mutex<Messages>,
+    /// Notified when the queue goes from empty to not, and when the outbox is dropped.
+    ready: Notify,
+}
+
+#[derive(Debug, Default)]
+struct Messages {
+    queued: VecDeque<Outbound>,
+    /// The outbox is gone: the router has forgotten the connection.
+    closed: bool,
+}
+
+/// What [`Queue::take`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Taken {
+    /// Messages were moved into the batch.
+    Some,
+    /// Nothing is queued.
+    Empty,
+    /// Nothing is queued and nothing more will be: the router dropped the outbox.
+    Closed,
+}
+
+impl Queue {
+    pub(crate) fn meter(&self) -> &Meter {
+        &self.meter
+    }
+
+    /// Moves everything queued to the back of `batch`, in order, in one turn of the lock. When
+    /// `batch` is empty the two buffers are swapped, so the queue takes over the batch's room.
+    pub(crate) fn take(&self, batch: &mut VecDeque<Outbound>) -> Taken {
+        let mut messages = self.messages.lock();
+        if messages.queued.is_empty() {
+            return if messages.closed {
+                Taken::Closed
+            } else {
+                Taken::Empty
+            };
+        }
+        if batch.is_empty() {
+            std::mem::swap(batch, &mut messages.queued);
+        } else {
+            batch.append(&mut messages.queued);
+        }
+        Taken::Some
+    }
+
+    /// Resolves once a message may have been queued since the last [`Queue::take`] that found
+    /// none (or the outbox was dropped). Cancellation safe; may resolve spuriously.
+    pub(crate) async fn ready(&self) {
+        self.ready.notified().await;
+    }
+
+    /// Wakes the writer to look again (the peer's end of stream).
+    pub(crate) fn wake(&self) {
+        self.ready.notify_one();
+    }
+}
+
 /// The sending side of one connection's queue, held by the router.
 pub(crate) struct Outbox {
-    tx: mpsc::UnboundedSender<Outbound>,
-    meter: Arc<Meter>,
+    queue: Arc<Queue>,
     kill: CancellationToken,
 }
 
 impl Outbox {
-    /// An outbox and the receiving end its connection task drains, metered by `meter`.
-    pub(crate) fn new(
-        meter: Arc<Meter>,
-        kill: CancellationToken,
-    ) -> (Outbox, mpsc::UnboundedReceiver<Outbound>) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        (Outbox { tx, meter, kill }, rx)
+    /// An outbox whose frames may hold `limit` bytes unwritten, and the queue its connection
+    /// task drains.
+    pub(crate) fn new(limit: usize, kill: CancellationToken) -> (Outbox, Arc<Queue>) {
+        let queue = Arc::new(Queue {
+            meter: Meter::new(limit),
+            messages: Mutex::default(),
+            ready: Notify::new(),
+        });
+        (
+            Outbox {
+                queue: queue.clone(),
+                kill,
+            },
+            queue,
+        )
     }
 
     /// Queues `message`, or kills the connection: for an [`Outbound::Abort`], or for a frame
@@ -112,13 +189,14 @@ impl Outbox {
         if self.kill.is_cancelled() {
             return;
         }
+        let meter = &self.queue.meter;
         match &message {
             Outbound::Frame(payload) => {
                 let len = charge(payload.len());
-                let before = self.meter.bytes.fetch_add(len, Relaxed);
-                if before.saturating_add(len) > self.meter.limit {
-                    self.meter.bytes.fetch_sub(len, Relaxed);
-                    self.meter.overflowed.store(true, Relaxed);
+                let before = meter.bytes.fetch_add(len, Relaxed);
+                if before.saturating_add(len) > meter.limit {
+                    meter.bytes.fetch_sub(len, Relaxed);
+                    meter.overflowed.store(true, Relaxed);
                     self.kill.cancel();
                     return;
                 }
@@ -130,9 +208,27 @@ impl Outbox {
             }
             Outbound::Close | Outbound::Delay(_) => {}
         }
-        // A send fails only when the connection task has already ended; its stream is gone and
-        // the core hears of it through close_connection.
-        let _ = self.tx.send(message);
+        let was_empty = {
+            let mut messages = self.queue.messages.lock();
+            let was_empty = messages.queued.is_empty();
+            if messages.queued.capacity() == 0 {
+                messages.queued.reserve(FIRST_ROOM);
+            }
+            messages.queued.push_back(message);
+            was_empty
+        };
+        // The writer sleeps only on an empty queue, so only the first message wakes it: the
+        // rest of a burst rides along at no cost.
+        if was_empty {
+            self.queue.ready.notify_one();
+        }
+    }
+}
+
+impl Drop for Outbox {
+    fn drop(&mut self) {
+        self.queue.messages.lock().closed = true;
+        self.queue.ready.notify_one();
     }
 }
 
@@ -163,10 +259,8 @@ mod tests {
 
     use super::*;
 
-    fn outbox(limit: usize) -> (Outbox, mpsc::UnboundedReceiver<Outbound>, Arc<Meter>) {
-        let meter = Arc::new(Meter::new(limit));
-        let (outbox, rx) = Outbox::new(meter.clone(), CancellationToken::new());
-        (outbox, rx, meter)
+    fn outbox(limit: usize) -> (Outbox, Arc<Queue>) {
+        Outbox::new(limit, CancellationToken::new())
     }
 
     fn stats() -> ConnStats {
@@ -180,7 +274,8 @@ mod tests {
 
     #[test]
     fn the_queue_never_holds_more_than_the_limit() {
-        let (outbox, mut rx, meter) = outbox(1000);
+        let (outbox, queue) = outbox(1000);
+        let meter = queue.meter();
         let stats = stats();
         for _ in 0..10_000 {
             outbox.push(frame(), &stats);
@@ -190,16 +285,22 @@ mod tests {
         assert!(meter.overflowed());
         assert_eq!(meter.queued(), 1000);
         assert_eq!(stats.queued.load(Relaxed), 10);
-        let mut held = 0;
-        while let Ok(Outbound::Frame(p)) = rx.try_recv() {
-            held += charge(p.len());
-        }
+        let mut batch = VecDeque::new();
+        assert_eq!(queue.take(&mut batch), Taken::Some);
+        let held: usize = batch
+            .iter()
+            .map(|m| match m {
+                Outbound::Frame(p) => charge(p.len()),
+                _ => 0,
+            })
+            .sum();
         assert_eq!(held, 1000);
     }
 
     #[test]
     fn released_bytes_make_room_again() {
-        let (outbox, _rx, meter) = outbox(200);
+        let (outbox, queue) = outbox(200);
+        let meter = queue.meter();
         let stats = stats();
         outbox.push(frame(), &stats);
         outbox.push(frame(), &stats);
@@ -219,9 +320,30 @@ mod tests {
         ]);
         assert!(matches!(routed[0], (1, Outbound::Abort)));
         assert!(matches!(routed[2], (2, Outbound::Close)));
-        let (outbox, mut rx, _) = outbox(100);
+        let (outbox, queue) = outbox(100);
         outbox.push(Outbound::Abort, &stats());
         assert!(outbox.kill.is_cancelled());
-        assert!(rx.try_recv().is_err(), "nothing queued after an abort");
+        assert_eq!(
+            queue.take(&mut VecDeque::new()),
+            Taken::Empty,
+            "nothing queued after an abort"
+        );
+    }
+
+    #[test]
+    fn the_writer_takes_a_burst_whole_and_hears_of_the_outbox_going() {
+        let (outbox, queue) = outbox(10_000);
+        let stats = stats();
+        for _ in 0..5 {
+            outbox.push(frame(), &stats);
+        }
+        outbox.push(Outbound::Close, &stats);
+        let mut batch = VecDeque::new();
+        assert_eq!(queue.take(&mut batch), Taken::Some);
+        assert_eq!(batch.len(), 6);
+        assert!(matches!(batch.back(), Some(Outbound::Close)));
+        assert_eq!(queue.take(&mut batch), Taken::Empty);
+        drop(outbox);
+        assert_eq!(queue.take(&mut VecDeque::new()), Taken::Closed);
     }
 }

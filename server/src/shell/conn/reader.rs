@@ -8,16 +8,14 @@
 //! connection ends; between two frames it holds no partial state.
 
 use std::io;
-use std::pin::pin;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
-use futures_util::StreamExt;
-use shepherd_protocol::{ConnectRequest, Frame, FrameCodec, decode_from};
+use shepherd_protocol::{ConnectRequest, Frame, decode_from};
 use tokio::io::AsyncRead;
 use tokio::time::Instant;
-use tokio_util::codec::FramedRead;
 
+use super::frames::Frames;
 use super::{Conn, End, HANDSHAKE_IDLE, Link, MAX_QUEUED_FRAMES, wait_thawed};
 use crate::shell::faults::apply_fault;
 use crate::shell::stats::request_op;
@@ -28,7 +26,7 @@ use crate::shell::stats::request_op;
 pub(super) async fn read_loop<R: AsyncRead + Unpin>(
     conn: &Conn,
     link: &Link,
-    frames: &mut FramedRead<R, FrameCodec>,
+    frames: &mut Frames<R>,
 ) -> io::Result<End> {
     let shared = &conn.shared;
     let id = conn.id;
@@ -51,7 +49,8 @@ pub(super) async fn read_loop<R: AsyncRead + Unpin>(
         // Too much waits to be written: read nothing more of this peer's until it takes some.
         // Its silence meanwhile is ours, so the idle timer starts again afterwards.
         if stats.queued.load(Relaxed) >= MAX_QUEUED_FRAMES {
-            let mut drained = pin!(link.drained.notified());
+            // Boxed: rare, and it would otherwise size every connection's task.
+            let mut drained = Box::pin(link.drained.notified());
             drained.as_mut().enable();
             if stats.queued.load(Relaxed) >= MAX_QUEUED_FRAMES {
                 drained.await;
@@ -66,7 +65,8 @@ pub(super) async fn read_loop<R: AsyncRead + Unpin>(
             frame = frames.next() => frame,
         };
         let Some(frame) = frame else {
-            link.eof.cancel();
+            link.eof.store(true, Relaxed);
+            conn.queue.wake();
             return std::future::pending().await;
         };
         let payload = match frame? {

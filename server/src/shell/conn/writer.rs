@@ -14,43 +14,42 @@ use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::outbox::{FRAME_OVERHEAD, wire_len};
+use super::outbox::{FRAME_OVERHEAD, Taken, wire_len};
 use super::{Conn, End, Link, wait_thawed};
 use crate::shell::router::Outbound;
 
 /// Writes what is queued until a `Close`, the peer's end of stream with nothing left queued,
-/// or a stall.
+/// or a stall. Between bursts it holds no buffer: the batch is dropped whenever the queue is
+/// found empty, and the bytes on their way out live in the (boxed) writing of one burst only,
+/// so the connection's task is not sized for the deepest write while it sleeps.
 pub(super) async fn write_loop<W: AsyncWrite + Unpin>(
     conn: &Conn,
     link: &Link,
     io: &mut W,
-    rx: &mut mpsc::UnboundedReceiver<Outbound>,
 ) -> io::Result<End> {
     let shared = &conn.shared;
     let mut freeze = shared.frozen.watch();
-    let mut pending = Pending::default();
+    let mut batch = VecDeque::new();
     loop {
-        let first = tokio::select! {
-            biased;
-            out = rx.recv() => match out {
-                Some(out) => out,
+        while batch.is_empty() {
+            match conn.queue.take(&mut batch) {
+                Taken::Some => break,
                 // The router dropped the queue: the connection is being forgotten.
-                None => return Ok(End::Closed),
-            },
-            _ = link.eof.cancelled() => match rx.try_recv() {
-                Ok(out) => out,
-                Err(_) => return Ok(End::PeerClosed),
-            },
-        };
-        // A frozen session's connection writes nothing until thawed; what comes meanwhile
-        // stays queued.
+                Taken::Closed => return Ok(End::Closed),
+                Taken::Empty if link.eof() => return Ok(End::PeerClosed),
+                Taken::Empty => {}
+            }
+            // Idle: give the buffers back before sleeping.
+            batch = VecDeque::new();
+            conn.queue.ready().await;
+        }
+        // A held connection writes nothing until thawed; what comes meanwhile stays queued.
         if conn.held(link) && !wait_thawed(conn, link.session(), &mut freeze, &conn.kill).await {
             return Ok(End::Killed);
         }
-        let written = write_queued(conn, link, io, rx, first, &mut pending).await;
+        let written = Box::pin(write_queued(conn, link, io, &mut batch)).await;
         link.drained.notify_waiters();
         match written {
             Ok(Written::Open) => {}
@@ -93,41 +92,45 @@ enum Written {
     Paused(Instant),
 }
 
-/// Writes `first` and everything else already queued, then flushes; stops at a `Close` or at
-/// a delay marker that is still in the future.
+/// Writes `batch` and everything queued meanwhile, then flushes; stops at a `Close` or at a
+/// delay marker that is still in the future, leaving what follows it in `batch`.
 ///
 /// Frames go to the stream directly rather than through a codec's sink, whose encoder would
 /// copy every payload into its write buffer once more: a herd's getChildren replies are tens of
-/// kilobytes each, and the core has already built each one in a buffer of its own.
+/// kilobytes each, and the core has already built each one in a buffer of its own. Small
+/// frames are copied together into one buffer, so a burst of replies is one `writev`.
 async fn write_queued<W: AsyncWrite + Unpin>(
     conn: &Conn,
     link: &Link,
     io: &mut W,
-    rx: &mut mpsc::UnboundedReceiver<Outbound>,
-    first: Outbound,
-    pending: &mut Pending,
+    batch: &mut VecDeque<Outbound>,
 ) -> io::Result<Written> {
-    let mut next = Some(first);
+    let pending = &mut Pending::default();
     let mut outcome = Written::Open;
-    while let Some(out) = next.take() {
+    loop {
+        let Some(out) = batch.pop_front() else {
+            // Whatever was queued while this batch was encoded or written goes in this round.
+            match conn.queue.take(batch) {
+                Taken::Some => continue,
+                Taken::Empty | Taken::Closed => break,
+            }
+        };
         match out {
             Outbound::Frame(payload) => {
                 conn.stats.queued.fetch_sub(1, Relaxed);
-                conn.meter.release(FRAME_OVERHEAD);
+                conn.queue.meter().release(FRAME_OVERHEAD);
                 conn.stats.sent.fetch_add(1, Relaxed);
                 conn.shared.stats.packets_sent.fetch_add(1, Relaxed);
                 pending.push(payload)?;
                 if pending.len >= Pending::HIGH_WATER {
                     write_pending(conn, link, io, pending).await?;
                 }
-                next = rx.try_recv().ok();
             }
             Outbound::Delay(until) => {
                 if until > Instant::now() {
                     outcome = Written::Paused(until);
                     break;
                 }
-                next = rx.try_recv().ok();
             }
             // An abort never reaches the queue (the outbox kills instead); were it to, it
             // closes all the same.
@@ -171,7 +174,7 @@ async fn write_pending<W: AsyncWrite + Unpin>(
         };
         drop(slices);
         pending.advance(written);
-        conn.meter.release(written);
+        conn.queue.meter().release(written);
         link.drained.notify_waiters();
     }
     Ok(())
