@@ -46,6 +46,32 @@ fn others(e: &TestEnsemble, victim: u64) -> Vec<u64> {
         .collect()
 }
 
+/// An admin session on a member other than `victim`, and the contests of a failover case:
+/// the holders start on `victim` and the waiters on another member, or the other way round
+/// (`holders_on_victim` false); every client may move and no session is meant to expire.
+async fn open_movable(
+    e: &TestEnsemble,
+    victim: u64,
+    holders_on_victim: bool,
+) -> (Client, Vec<Contest>) {
+    let rest = others(e, victim);
+    let admin = e.connect_from(rest[0], HOLD_SESSION).await;
+    let (holder_at, waiter_at) = if holders_on_victim {
+        (victim, rest[0])
+    } else {
+        (rest[0], victim)
+    };
+    let at = Placement {
+        holder_at,
+        holder_pinned: false,
+        holder_session: HOLD_SESSION,
+        waiter_at,
+        occupancy: true,
+    };
+    let contests = Contest::open_all(e, &admin, &at).await;
+    (admin, contests)
+}
+
 /// Where a contest's two clients connect.
 struct Placement {
     /// The member the holder's session starts on.
@@ -213,16 +239,7 @@ async fn no_lost_for(contests: &[Contest], span: Duration) {
 /// over with its session and keeps its lock past a session timeout; then each waiter gets
 /// its turn.
 pub async fn stop_mid_hold(e: &TestEnsemble, victim: u64) {
-    let rest = others(e, victim);
-    let admin = e.connect_from(rest[0], HOLD_SESSION).await;
-    let at = Placement {
-        holder_at: victim,
-        holder_pinned: false,
-        holder_session: HOLD_SESSION,
-        waiter_at: rest[0],
-        occupancy: true,
-    };
-    let contests = Contest::open_all(e, &admin, &at).await;
+    let (admin, contests) = open_movable(e, victim, true).await;
     e.stop_member(victim).await;
     for c in &contests {
         failed_over(e, &c.holder, victim).await;
@@ -239,16 +256,7 @@ pub async fn stop_mid_hold(e: &TestEnsemble, victim: u64) {
 /// The waiters' member is stopped while they wait: each acquisition carries on through the
 /// failover (no error, no second node) and completes when the holder releases.
 pub async fn stop_mid_acquire(e: &TestEnsemble, victim: u64) {
-    let rest = others(e, victim);
-    let admin = e.connect_from(rest[0], HOLD_SESSION).await;
-    let at = Placement {
-        holder_at: rest[0],
-        holder_pinned: false,
-        holder_session: HOLD_SESSION,
-        waiter_at: victim,
-        occupancy: true,
-    };
-    let contests = Contest::open_all(e, &admin, &at).await;
+    let (admin, contests) = open_movable(e, victim, false).await;
     e.stop_member(victim).await;
     for c in &contests {
         failed_over(e, &c.waiter, victim).await;
@@ -266,16 +274,7 @@ pub async fn stop_mid_acquire(e: &TestEnsemble, victim: u64) {
 /// The holders' member is partitioned for less than a session timeout as the holders see it:
 /// they time out reading, move to another member with their sessions, and keep their locks.
 pub async fn partition_within_timeout(e: &TestEnsemble, victim: u64) {
-    let rest = others(e, victim);
-    let admin = e.connect_from(rest[0], HOLD_SESSION).await;
-    let at = Placement {
-        holder_at: victim,
-        holder_pinned: false,
-        holder_session: HOLD_SESSION,
-        waiter_at: rest[0],
-        occupancy: true,
-    };
-    let contests = Contest::open_all(e, &admin, &at).await;
+    let (admin, contests) = open_movable(e, victim, true).await;
     e.partition_member(victim).await;
     for c in &contests {
         failed_over(e, &c.holder, victim).await;
