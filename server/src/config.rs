@@ -4,7 +4,9 @@
 //! A `zoo.cfg` key we do not know is reported back as a warning, never an error: configuration
 //! files written for a real ensemble (initLimit, server.N, …) must start a dev server.
 
+mod auth;
 mod durability;
+mod tls;
 
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -13,11 +15,13 @@ use std::time::Duration;
 use shepherd_protocol::{DEFAULT_MAX_BUFFER, FourLetterWord};
 
 use crate::core::CoreConfig;
+pub use auth::AuthSettings;
 use durability::KeyOutcome;
 pub use durability::{
     DEFAULT_PREALLOC_BYTES, DEFAULT_SNAP_COUNT, DEFAULT_SNAP_SIZE_LIMIT_KB, Durability,
     MIN_SNAP_RETAIN_COUNT,
 };
+pub use tls::TlsSettings;
 
 /// Which four-letter words a server answers (`4lw.commands.whitelist`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,6 +98,10 @@ pub struct Config {
     pub initial_configuration: Option<String>,
     /// Where and how state is kept on disk; in memory by default.
     pub durability: Durability,
+    /// TLS for client connections; plaintext only by default.
+    pub tls: TlsSettings,
+    /// SASL and the other authentication settings; digest and ip only by default.
+    pub auth: AuthSettings,
 }
 
 /// The largest `jute.maxbuffer` accepted: 256 MiB. ZooKeeper sets no bound, but each
@@ -132,11 +140,26 @@ impl Default for Config {
             metrics_server: None,
             initial_configuration: None,
             durability: Durability::default(),
+            tls: TlsSettings::default(),
+            auth: AuthSettings::default(),
         }
     }
 }
 
 impl Config {
+    /// Offers a key no general arm took to each section in turn: durability, TLS, auth.
+    fn apply_section_key(&mut self, key: &str, value: &str) -> Result<KeyOutcome, String> {
+        let outcome = self.durability.apply_key(key, value)?;
+        if !matches!(outcome, KeyOutcome::Unknown) {
+            return Ok(outcome);
+        }
+        let outcome = self.tls.apply_key(key, value)?;
+        if !matches!(outcome, KeyOutcome::Unknown) {
+            return Ok(outcome);
+        }
+        self.auth.apply_key(key, value)
+    }
+
     /// The outbound limit per connection: [`Config::max_outbound_bytes`], or by default eight
     /// times `jute.maxbuffer` (8 MiB at ZooKeeper's default); never below one frame of
     /// `jute.maxbuffer`.
@@ -267,11 +290,7 @@ impl Config {
                 "initLimit" | "syncLimit" | "standaloneEnabled" | "reconfigEnabled" => {
                     warnings.push(format!("{key} is ignored: Shepherd runs standalone"));
                 }
-                other => match self
-                    .durability
-                    .apply_key(other, value)
-                    .map_err(|e| bad(&e))?
-                {
+                other => match self.apply_section_key(other, value).map_err(|e| bad(&e))? {
                     KeyOutcome::Applied => {}
                     KeyOutcome::Warning(warning) => warnings.push(warning),
                     KeyOutcome::Unknown => {
