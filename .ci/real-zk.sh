@@ -8,6 +8,9 @@
 #
 # Functions: real_zk_start, real_zk_stop; shared with .ci/real-zk-ensemble.sh: real_zk_4lw,
 # real_zk_write_log4j, REAL_ZK_CP, REAL_ZK_JAVA_OPTS.  The log and dataDir live in $REAL_ZK_DIR.
+# Hooks for a variant (.ci/real-zk-secure.sh): REAL_ZK_CFG_HOOK names a function called with
+# the config file after the base keys are written, at each attempt, to append its own;
+# REAL_ZK_EXTRA_JAVA_OPTS is an array of JVM options added to REAL_ZK_JAVA_OPTS.
 
 REAL_ZK_JAR=${REAL_ZK_JAR:-/usr/share/java/zookeeper.jar}
 REAL_ZK_CP="$REAL_ZK_JAR:/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar"
@@ -56,8 +59,11 @@ admin.enableServer=false
 4lw.commands.whitelist=*
 maxClientCnxns=0
 EOF
+  if [[ -n ${REAL_ZK_CFG_HOOK:-} ]]; then
+    "$REAL_ZK_CFG_HOOK" "$REAL_ZK_DIR/zoo.cfg" || return 1
+  fi
   real_zk_write_log4j "$REAL_ZK_DIR"
-  java "${REAL_ZK_JAVA_OPTS[@]}" \
+  java "${REAL_ZK_JAVA_OPTS[@]}" ${REAL_ZK_EXTRA_JAVA_OPTS[@]+"${REAL_ZK_EXTRA_JAVA_OPTS[@]}"} \
     -cp "$REAL_ZK_DIR:$REAL_ZK_CP" \
     org.apache.zookeeper.server.ZooKeeperServerMain "$REAL_ZK_DIR/zoo.cfg" \
     >>"$REAL_ZK_DIR/zookeeper.log" 2>&1 </dev/null &
