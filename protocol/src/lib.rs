@@ -46,6 +46,7 @@ mod op_code;
 mod ops;
 mod requests;
 mod responses;
+pub mod sasl;
 mod stat;
 pub mod txn;
 mod watch_modes;
