@@ -96,6 +96,11 @@ enum Command {
         #[command(subcommand)]
         soak: bench::soak::Soak,
     },
+    /// TLS helpers: `shepherd tls make-test-certs DIR` writes throw-away test certificates.
+    Tls {
+        #[command(subcommand)]
+        tls: cli::tls::TlsCommand,
+    },
     #[command(flatten)]
     Client(cli::ClientCommand),
 }
@@ -110,6 +115,7 @@ fn main() -> ExitCode {
         Command::Soak { .. } => "error",
         // A client command prints its own errors; the client's logs would only repeat them.
         Command::Client(_) => "error",
+        Command::Tls { .. } => "warn",
     };
     logging::init(cli.log_format, default_level);
     match cli.command {
@@ -146,6 +152,7 @@ fn main() -> ExitCode {
             bench: bench::Bench::Scale(args),
         } => bench::scale::main(&args),
         Command::Client(command) => cli::main(&command),
+        Command::Tls { tls } => cli::tls::main(&tls),
     }
 }
 

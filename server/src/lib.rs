@@ -23,6 +23,7 @@ pub mod config;
 pub mod core;
 mod shell;
 pub mod storage;
+pub use shell::tls;
 
 pub use config::{Config, Durability, FourLetterWhitelist};
 pub use shell::{

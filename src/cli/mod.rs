@@ -17,6 +17,7 @@ mod load;
 mod locks;
 mod output;
 mod read;
+pub mod tls;
 mod walk;
 mod watch;
 mod write;

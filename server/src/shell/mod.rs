@@ -45,6 +45,7 @@ mod router;
 mod snapshot;
 mod stats;
 mod ticker;
+pub mod tls;
 
 pub use builder::{MAX_MEMBERS, Server, ServerBuilder};
 pub use controls::ControlError;
