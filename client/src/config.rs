@@ -12,6 +12,8 @@ use shepherd_protocol::DEFAULT_MAX_BUFFER;
 use crate::chroot::Chroot;
 use crate::connector::{Connector, TcpConnector};
 use crate::error::Error;
+use crate::sasl::SaslOptions;
+use crate::tls::{TlsConnector, TlsOptions, TlsSetup};
 
 /// The session timeout requested when none is given (the server clamps it, docs/protocol.md §2.4).
 pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(30);
@@ -33,6 +35,8 @@ pub(crate) struct Config {
     pub(crate) session: Option<(i64, Vec<u8>)>,
     /// The largest reply payload accepted.
     pub(crate) max_frame: usize,
+    /// SASL credentials, exchanged after every handshake before anything else is sent.
+    pub(crate) sasl: Option<SaslOptions>,
 }
 
 /// Splits `host:port,host:port/chroot` into hosts and an optional chroot.
@@ -84,6 +88,8 @@ pub struct ClientBuilder {
     read_only: bool,
     session: Option<(i64, Vec<u8>)>,
     max_frame: usize,
+    tls: Option<TlsOptions>,
+    sasl: Option<SaslOptions>,
 }
 
 impl Default for ClientBuilder {
@@ -97,6 +103,8 @@ impl Default for ClientBuilder {
             session: None,
             // Replies may exceed jute.maxbuffer by their headers (docs/protocol.md §1.3); leave room.
             max_frame: DEFAULT_MAX_BUFFER + 4096,
+            tls: None,
+            sasl: None,
         }
     }
 }
@@ -151,12 +159,74 @@ impl ClientBuilder {
         self
     }
 
+    /// Turns TLS on and trusts the CA certificate(s) in `pem` (one or more `CERTIFICATE`
+    /// blocks; may be called again to add more). Every connection of the session, to every host
+    /// of the connect string and on every reconnect, is then TLS (a `secureClientPort`), and the
+    /// server's certificate must chain to one of these roots and name the host
+    /// ([`ClientBuilder::tls_server_name`] to verify another name). An IP address in the connect
+    /// string is verified against the certificate's IP address entries.
+    ///
+    /// The PEM is parsed by `connect`: a bad one is [`Error::InvalidArgument`] there.
+    pub fn tls_ca_pem(mut self, pem: impl AsRef<[u8]>) -> Self {
+        self.tls
+            .get_or_insert_with(TlsOptions::default)
+            .ca_pem
+            .push(pem.as_ref().to_vec());
+        self
+    }
+
+    /// Turns TLS on and presents this certificate chain and private key (PEM: `CERTIFICATE`
+    /// blocks, leaf first; one PKCS#8, PKCS#1 or SEC1 key) to servers that ask for one
+    /// (`ssl.clientAuth=need` or `want`). Parsed by `connect`, as [`ClientBuilder::tls_ca_pem`].
+    pub fn tls_identity_pem(
+        mut self,
+        chain_pem: impl AsRef<[u8]>,
+        key_pem: impl AsRef<[u8]>,
+    ) -> Self {
+        self.tls
+            .get_or_insert_with(TlsOptions::default)
+            .identity_pem = Some((chain_pem.as_ref().to_vec(), key_pem.as_ref().to_vec()));
+        self
+    }
+
+    /// Turns TLS on and verifies the server's certificate against `name` (a DNS name or an IP
+    /// address) instead of each host of the connect string.
+    pub fn tls_server_name(mut self, name: &str) -> Self {
+        self.tls.get_or_insert_with(TlsOptions::default).server_name = Some(name.to_owned());
+        self
+    }
+
+    /// Turns TLS on with a ready rustls client config, which then replaces
+    /// [`ClientBuilder::tls_ca_pem`] and [`ClientBuilder::tls_identity_pem`] (for custom
+    /// verifiers, key logs, or protocol limits); [`ClientBuilder::tls_server_name`] still
+    /// applies.
+    pub fn tls_config(
+        mut self,
+        config: std::sync::Arc<tokio_rustls::rustls::ClientConfig>,
+    ) -> Self {
+        self.tls.get_or_insert_with(TlsOptions::default).config = Some(config);
+        self
+    }
+
+    /// Authenticates with SASL DIGEST-MD5 as `username` (a user of the server's JAAS `Server`
+    /// section) after every handshake, before any other request of the connection is sent,
+    /// as ZooKeeper's Java client does. A refused password makes the session
+    /// [`crate::SessionState::AuthFailed`] (terminal): every waiting call fails with
+    /// [`Error::AuthFailed`] and watchers see `KeeperState::AuthFailed`.
+    pub fn sasl_digest_md5(mut self, username: &str, password: &str) -> Self {
+        self.sasl = Some(SaslOptions::digest_md5(username, password));
+        self
+    }
+
     /// Connects to the first host, in shuffled order, that completes a handshake.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a bad connect string or option; the last attempt's
     /// [`Error::Io`] or [`Error::Protocol`] when every host failed once;
-    /// [`Error::SessionExpired`] when resuming a session the server no longer knows.
+    /// [`Error::SessionExpired`] when resuming a session the server no longer knows;
+    /// [`Error::InvalidArgument`] for bad TLS PEM or server name (before any connection);
+    /// a failed TLS handshake is that attempt's [`Error::Io`] with rustls' reason in it;
+    /// [`Error::AuthFailed`] when the server refused the SASL credentials.
     ///
     /// # Cancellation
     /// Dropping the future abandons the attempt; no session is left behind except one the
@@ -180,11 +250,14 @@ impl ClientBuilder {
         connect_string: &str,
         connector: C,
     ) -> Result<crate::Client, Error> {
-        let config = self.into_config(connect_string)?;
-        crate::Client::start(config, connector).await
+        let (config, tls) = self.into_config(connect_string)?;
+        match tls {
+            Some(tls) => crate::Client::start(config, TlsConnector::new(connector, tls)).await,
+            None => crate::Client::start(config, connector).await,
+        }
     }
 
-    fn into_config(self, connect_string: &str) -> Result<Config, Error> {
+    fn into_config(self, connect_string: &str) -> Result<(Config, Option<TlsSetup>), Error> {
         let (mut hosts, chroot) = parse_connect_string(connect_string)?;
         let chroot = match (chroot, self.chroot.as_deref()) {
             (Some(a), Some(b)) if Chroot::new(Some(a))? != Chroot::new(Some(b))? => {
@@ -197,8 +270,9 @@ impl ClientBuilder {
         if self.session_timeout.is_zero() || self.connect_timeout.is_zero() {
             return Err(Error::InvalidArgument("zero timeout".into()));
         }
+        let tls = self.tls.map(TlsOptions::build).transpose()?;
         hosts.shuffle(&mut rand::rng());
-        Ok(Config {
+        let config = Config {
             hosts,
             chroot,
             session_timeout: self.session_timeout,
@@ -207,7 +281,9 @@ impl ClientBuilder {
             auths: self.auths,
             session: self.session,
             max_frame: self.max_frame,
-        })
+            sasl: self.sasl,
+        };
+        Ok((config, tls))
     }
 }
 
@@ -238,7 +314,7 @@ mod tests {
     fn chroot_conflicts_are_rejected() {
         let b = ClientBuilder::default().chroot("/a");
         assert!(b.clone().into_config("h:1/b").is_err());
-        let c = b.into_config("h:1/a").unwrap();
+        let (c, _) = b.into_config("h:1/a").unwrap();
         assert_eq!(c.chroot.as_str(), Some("/a"));
     }
 }

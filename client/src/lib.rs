@@ -45,7 +45,9 @@ mod connector;
 mod error;
 mod multi;
 mod ops;
+mod sasl;
 mod session;
+mod tls;
 mod watch;
 
 pub use client::Client;
@@ -56,6 +58,9 @@ pub use multi::{MultiBuilder, MultiReadBuilder, ReadResult, WriteResult};
 pub use ops::CreateOptions;
 pub use session::{SessionState, SessionStatus};
 pub use watch::{OneshotWatcher, PersistentWatcher, WatchedEvent};
+
+/// The rustls crate this client's TLS is built on, for [`ClientBuilder::tls_config`].
+pub use tokio_rustls::rustls;
 
 pub use shepherd_protocol::{
     Acl, AddWatchMode, ClientInfo, CreateMode, ErrorCode, EventType, Id, KeeperState, Stat,

@@ -14,8 +14,10 @@
 //! The task is generic over its [`Connector`], asked for a fresh stream on every attempt; the
 //! rest of the crate only sees the non-generic [`Command`] channel.
 
+mod attempt;
 mod command;
 mod link;
+mod sasl;
 mod watch_registry;
 
 use std::collections::VecDeque;
@@ -26,8 +28,8 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use shepherd_protocol::{
-    AuthPacket, ConnectRequest, ConnectResponse, ErrorCode, Frame, OpCode, Reply, Request,
-    WatcherType, decode_reply, xid,
+    AuthPacket, ConnectRequest, ConnectResponse, ErrorCode, Frame, KeeperState, OpCode, Reply,
+    Request, WatcherType, decode_reply, xid,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
@@ -37,8 +39,9 @@ use crate::config::Config;
 use crate::connector::Connector;
 use crate::error::Error;
 use crate::session::{SessionState, SessionStatus};
+use attempt::{Attempt, connect_once, ends_session};
 pub(crate) use command::Command;
-use link::{Link, PendingKind, handshake};
+use link::{Link, PendingKind};
 pub(crate) use watch_registry::WatchReg;
 use watch_registry::WatchRegistry;
 
@@ -114,11 +117,11 @@ impl<C: Connector> Driver<C> {
         let mut last = Error::InvalidArgument("no host".into());
         for _ in 0..driver.config.hosts.len() {
             let host = driver.pick_host();
-            let request = driver.connect_request();
-            let (timeout, max) = (driver.config.connect_timeout, driver.config.max_frame);
             let open = open(&driver.connector, &host);
-            match handshake(host.clone(), open, request, timeout, max).await {
+            match connect_once(driver.attempt(&host), open).await {
                 Ok((link, response)) => return driver.on_handshake(link, response),
+                // Refused credentials are refused by every server: no other host is tried.
+                Err(Error::AuthFailed) => return Err(Error::AuthFailed),
                 Err(e) => {
                     debug!(%host, error = %e, "connect attempt failed");
                     last = e;
@@ -186,6 +189,21 @@ impl<C: Connector> Driver<C> {
         }
     }
 
+    /// The next attempt on `host`: the handshake to send and, with SASL, fresh xids for it.
+    fn attempt(&mut self, host: &str) -> Attempt {
+        let sasl = self.config.sasl.clone().map(|options| {
+            let xids = std::array::from_fn(|_| self.next_xid());
+            (options, xids)
+        });
+        Attempt {
+            host: host.to_owned(),
+            request: self.connect_request(),
+            timeout: self.config.connect_timeout,
+            max_frame: self.config.max_frame,
+            sasl,
+        }
+    }
+
     fn next_xid(&mut self) -> i32 {
         let xid = self.next_xid;
         self.next_xid = if xid == i32::MAX { 1 } else { xid + 1 };
@@ -208,8 +226,7 @@ impl<C: Connector> Driver<C> {
         link: Link<C::Stream>,
         response: ConnectResponse,
     ) -> Result<(Self, Link<C::Stream>), Error> {
-        let resumed = self.session_id != 0;
-        if response.is_expired() || (resumed && response.session_id != self.session_id) {
+        if ends_session(&response, self.session_id) {
             return Err(Error::SessionExpired);
         }
         let link = self.adopt(link, response);
@@ -232,6 +249,10 @@ impl<C: Connector> Driver<C> {
         self.publish(SessionState::Connected, Some(link.host.clone()), read_only);
         self.watches
             .session_event(SessionState::Connected.keeper_state());
+        if self.config.sasl.is_some() {
+            // As the Java client's default watcher hears after SyncConnected.
+            self.watches.session_event(KeeperState::SaslAuthenticated);
+        }
         link
     }
 
@@ -242,17 +263,18 @@ impl<C: Connector> Driver<C> {
         loop {
             for _ in 0..self.config.hosts.len() {
                 let host = self.pick_host();
-                let (timeout, max) = (self.config.connect_timeout, self.config.max_frame);
                 let open = open(&self.connector, &host);
-                let attempt = handshake(host.clone(), open, self.connect_request(), timeout, max);
+                let attempt = connect_once(self.attempt(&host), open);
                 match self.while_disconnected(attempt).await? {
-                    Ok((_, response))
-                        if response.is_expired() || response.session_id != self.session_id =>
-                    {
+                    Ok((_, response)) if ends_session(&response, self.session_id) => {
                         info!(%host, "session expired");
                         return Err(SessionState::Expired);
                     }
                     Ok((link, response)) => return Ok(self.adopt(link, response)),
+                    Err(Error::AuthFailed) => {
+                        info!(%host, "SASL credentials refused");
+                        return Err(SessionState::AuthFailed);
+                    }
                     Err(e) => {
                         debug!(%host, error = %e, "reconnect attempt failed");
                         for cmd in self.queued.drain(..) {
