@@ -127,9 +127,27 @@ pub(crate) fn java_host_address(addr: IpAddr) -> String {
 }
 
 /// Whether a scheme's identities count as "authenticated" for `auth` expansion (docs/protocol.md §12.3): digest
-/// does, ip does not, and `super` has no provider at all.
-fn is_authenticated_scheme(scheme: &str) -> bool {
-    scheme == "digest"
+/// does, ip does not, and `super` has no provider at all; `sasl` does when its provider is
+/// registered (ZooKeeper 3.8 `SASLAuthenticationProvider.isAuthenticated`).
+fn is_authenticated_scheme(scheme: &str, sasl_scheme: bool) -> bool {
+    scheme == "digest" || (sasl_scheme && scheme == "sasl")
+}
+
+/// Whether `id` is a valid `sasl` ACL id: ZooKeeper 3.8's `SASLAuthenticationProvider.isValid`
+/// accepts what `KerberosName` parses, `name[/host]@REALM` or any name without `@`.
+fn sasl_id_valid(id: &str) -> bool {
+    let Some((principal, realm)) = id.split_once('@') else {
+        return true;
+    };
+    let no_separators = |s: &str| !s.contains(['/', '@']);
+    let (name, host) = principal.split_once('/').unwrap_or((principal, ""));
+    no_separators(name) && no_separators(host) && no_separators(realm)
+}
+
+/// [`fixup_with`] with only the default providers (digest, ip) registered.
+#[cfg(test)]
+pub(crate) fn fixup(acl: &[Acl], identities: &[Id]) -> Option<Vec<Acl>> {
+    fixup_with(acl, identities, false)
 }
 
 /// `PrepRequestProcessor.fixupACL` (docs/protocol.md §12.3): dedup, reject empty, validate each entry, expand
@@ -139,7 +157,10 @@ fn is_authenticated_scheme(scheme: &str) -> bool {
 /// the order given), but through a hash set: its list scan is quadratic, and a 1 MB request
 /// carries about 80 000 entries. Entries made by `auth` expansion are not de-duplicated, as
 /// ZooKeeper adds them after its dedup.
-pub(crate) fn fixup(acl: &[Acl], identities: &[Id]) -> Option<Vec<Acl>> {
+///
+/// `sasl_scheme`: whether the `sasl` provider is registered (`authProvider.N`), which makes
+/// `sasl:` entries valid and `sasl` identities count for `auth`.
+pub(crate) fn fixup_with(acl: &[Acl], identities: &[Id], sasl_scheme: bool) -> Option<Vec<Acl>> {
     if acl.is_empty() {
         return None;
     }
@@ -159,7 +180,7 @@ pub(crate) fn fixup(acl: &[Acl], identities: &[Id]) -> Option<Vec<Acl>> {
                 let before = out.len();
                 for ident in identities
                     .iter()
-                    .filter(|i| is_authenticated_scheme(&i.scheme))
+                    .filter(|i| is_authenticated_scheme(&i.scheme, sasl_scheme))
                 {
                     out.push(Acl {
                         perms: entry.perms,
@@ -172,6 +193,7 @@ pub(crate) fn fixup(acl: &[Acl], identities: &[Id]) -> Option<Vec<Acl>> {
             }
             "digest" if java_split_colon(&id.id).len() == 2 => out.push(entry.clone()),
             "ip" if ip_expr(&id.id).is_some() => out.push(entry.clone()),
+            "sasl" if sasl_scheme && sasl_id_valid(&id.id) => out.push(entry.clone()),
             // `world:<other>`, `super`, and schemes with no provider are invalid.
             _ => return None,
         }
@@ -202,6 +224,12 @@ pub(crate) fn allows(acl: &[Acl], identities: &[Id], wanted: i32) -> bool {
                 "ip" => identities
                     .iter()
                     .any(|i| i.scheme == "ip" && ip_matches(&i.id, &id.id)),
+                // SASLAuthenticationProvider.matches: equality, and a user named `super`
+                // matches every sasl entry. A sasl identity exists only where SASL is
+                // configured, so the provider check is left to fixup.
+                "sasl" => identities
+                    .iter()
+                    .any(|i| i.scheme == "sasl" && (i.id == id.id || i.id == "super")),
                 _ => false,
             }
         })
@@ -351,6 +379,35 @@ mod tests {
             fixup(&[acl(31, "auth", "")], &ids),
             Some(vec![acl(31, "digest", "alice:h")])
         );
+    }
+
+    #[test]
+    fn sasl_scheme() {
+        let ids = vec![Id::new("ip", "127.0.0.1"), Id::new("sasl", "bob")];
+        // Without the provider, sasl entries are invalid and sasl identities do not expand.
+        assert_eq!(fixup_with(&[acl(31, "sasl", "bob")], &ids, false), None);
+        assert_eq!(fixup_with(&[acl(31, "auth", "")], &ids, false), None);
+        assert_eq!(
+            fixup_with(&[acl(31, "auth", "")], &ids, true),
+            Some(vec![acl(31, "sasl", "bob")])
+        );
+        for valid in ["bob", "zk/host@EXAMPLE.COM", "a@R", "a/b/c"] {
+            assert!(
+                fixup_with(&[acl(31, "sasl", valid)], &ids, true).is_some(),
+                "{valid}"
+            );
+        }
+        for invalid in ["a@b@c", "a/b/c@R"] {
+            assert_eq!(
+                fixup_with(&[acl(31, "sasl", invalid)], &ids, true),
+                None,
+                "{invalid}"
+            );
+        }
+        assert!(allows(&[acl(1, "sasl", "bob")], &ids, perms::READ));
+        assert!(!allows(&[acl(1, "sasl", "alice")], &ids, perms::READ));
+        let superuser = [Id::new("sasl", "super")];
+        assert!(allows(&[acl(1, "sasl", "alice")], &superuser, perms::READ));
     }
 
     #[test]

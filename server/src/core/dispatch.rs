@@ -12,7 +12,7 @@ use shepherd_protocol::{
     AuthPacket, Codec, Create2Response, CreateRequest, CreateResponse, ErrorCode, ErrorResponse,
     EventType, GetAllChildrenNumberResponse, GetEphemeralsResponse, Id, MultiOp, MultiResponse,
     OpCode, PathRequest, RemoveWatchesRequest, ReplyHeader, Request, RequestHeader, Response,
-    SaslToken, SetWatches2, StatResponse, WhoAmIResponse, decode_from, encode_reply, xid,
+    SetWatches2, StatResponse, WhoAmIResponse, decode_from, encode_reply, xid,
 };
 
 use super::log::ERROR_TYPE;
@@ -53,15 +53,12 @@ impl Core {
         // auth and sasl are answered outside the request pipeline, with zxid 0 and no touch.
         match op {
             Some(OpCode::Auth) => return self.auth(conn, xid, body),
-            Some(OpCode::Sasl) => {
-                // No SASL configured: an OK header and a null token (docs/protocol.md §12.6).
-                let token = Response::Sasl(SaslToken { token: None });
-                return vec![Action::Send(
-                    conn,
-                    reply(xid, 0, ErrorCode::Ok, Some(&token)),
-                )];
-            }
+            Some(OpCode::Sasl) => return self.sasl(conn, session, xid, body, now),
             _ => {}
+        }
+        // enforce.auth: before the touch, as ZooKeeper checks before submitting (sasl.rs).
+        if let Some(refusal) = self.enforce_auth(conn, xid) {
+            return refusal;
         }
         self.sessions.touch(session, now.mono_ms);
         let op = match op {

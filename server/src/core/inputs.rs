@@ -28,6 +28,7 @@ impl Core {
             Conn {
                 session: None,
                 identities: acl::Identities::new(ip),
+                sasl: None,
             },
         );
     }

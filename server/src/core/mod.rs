@@ -45,6 +45,7 @@ mod queries;
 mod reaper;
 mod replay;
 mod restore;
+mod sasl;
 mod session;
 mod short;
 mod snapshot;
@@ -66,6 +67,7 @@ pub use metrics::{CoreMetrics, NotificationCounts, TriggerSummary};
 pub use peek::{RequestPeek, peek};
 pub use replay::ReplayError;
 pub use restore::{Restore, RestoreError};
+pub use sasl::AuthPolicy;
 use session::Sessions;
 pub use snapshot::{OPEN_ACL_UNSAFE_ID, SnapshotCursor};
 use tree::Tree;
@@ -119,6 +121,8 @@ pub struct CoreConfig {
     /// Record every txn as ZooKeeper 3.8 logs it (and keep the tree digest), for
     /// [`Core::take_log`]. Off by default: an in-memory server does no such work.
     pub log_txns: bool,
+    /// SASL users, `superUser` and `enforce.auth` (`sasl.rs`); nothing by default.
+    pub auth: AuthPolicy,
 }
 
 impl Default for CoreConfig {
@@ -135,6 +139,7 @@ impl Default for CoreConfig {
             initial_zxid: 0,
             session_secret: [0x5e; 32],
             log_txns: false,
+            auth: AuthPolicy::default(),
         }
     }
 }
@@ -162,6 +167,8 @@ pub struct ConnInfo {
 struct Conn {
     session: Option<SessionId>,
     identities: acl::Identities,
+    /// Its SASL exchange, once one has begun (`sasl.rs`).
+    sasl: sasl::SaslExchange,
 }
 
 /// The deterministic ZooKeeper server state machine. See the module documentation; its

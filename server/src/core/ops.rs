@@ -68,7 +68,7 @@ impl Core {
         }
         let parent = path::parent_for_write(&req.path).ok_or(BadArguments)?;
         // The ACL is judged before the parent is even looked up (docs/protocol.md §6.2 step 6).
-        let acl = acl::fixup(&req.acl, ids).ok_or(InvalidACL)?;
+        let acl = acl::fixup_with(&req.acl, ids, self.config.auth.sasl_scheme).ok_or(InvalidACL)?;
         let parent_node = self.tree.get(parent).ok_or(NoNode)?;
         if !acl::allows(parent_node.acl(), ids, perms::CREATE) {
             return Err(NoAuth);
@@ -215,7 +215,7 @@ impl Core {
         if !path::is_valid(&req.path) {
             return Err(BadArguments);
         }
-        let acl = acl::fixup(&req.acl, ids).ok_or(InvalidACL)?;
+        let acl = acl::fixup_with(&req.acl, ids, self.config.auth.sasl_scheme).ok_or(InvalidACL)?;
         let node = self.tree.get(&req.path).ok_or(NoNode)?;
         if !acl::allows(node.acl(), ids, perms::ADMIN) {
             return Err(NoAuth);

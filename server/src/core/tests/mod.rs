@@ -11,6 +11,7 @@ mod multi;
 mod props;
 mod reaper;
 mod restore;
+mod sasl;
 mod sessions;
 mod tree;
 mod watches;

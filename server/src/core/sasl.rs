@@ -1,0 +1,202 @@
+//! The `sasl` request (op 102) and `enforce.auth` (docs/security.md, "SASL DIGEST-MD5"), as
+//! ZooKeeper 3.8's `ZooKeeperServer.processSasl` and `AuthenticationHelper` answer them.
+//!
+//! A connection runs at most one DIGEST-MD5 exchange: its first sasl token starts it, the
+//! server's `rspauth` ends it and adds `sasl:<user>` (and `super` for a `superUser`). A failed
+//! exchange is answered `AuthFailed` (or `SessionClosedRequireSaslAuth` when `enforce.auth`
+//! names `sasl`), with zxid 0 and a null token, and the connection is closed; the session lives
+//! on until it expires, as on ZooKeeper. A sasl token after a completed exchange closes the
+//! connection without a reply (ZooKeeper's SASL server throws outside its error handling).
+//!
+//! Invariants: the per-connection state is one boxed exchange (a nonce and fixed parameters),
+//! created on the first token and never replaced, so a flood of sasl requests costs nothing
+//! beyond the first exchange and ends with the connection. The nonce is a pure function of the
+//! server secret and the inputs (see [`Core::sasl_nonce`]), so the core stays deterministic.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use shepherd_protocol::sasl::{DigestMd5Server, DigestParams, ServerStep};
+use shepherd_protocol::{
+    Codec, ErrorCode, GetSASLRequest, Id, ReplyHeader, Response, SaslToken, encode_reply,
+};
+
+use super::dispatch::reply;
+use super::{Action, ConnId, Core, Now, acl};
+
+/// Who may authenticate with SASL and what a connection must have done before anything else.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct AuthPolicy {
+    /// DIGEST-MD5 users and their passwords (a JAAS `Server` section's `user_<name>`
+    /// entries). `None`: SASL is not configured, and a sasl request is answered with a null
+    /// token (ZooKeeper without a JAAS login).
+    pub sasl_users: Option<Arc<HashMap<String, String>>>,
+    /// `superUser` (`zookeeper.superUser` and `zookeeper.superUser.*`): SASL users who also get
+    /// `super`.
+    pub super_users: Vec<String>,
+    /// Whether the `sasl` ACL scheme is registered (`authProvider.N` naming
+    /// `SASLAuthenticationProvider`, or a builder's SASL user): without it a `sasl:` ACL entry
+    /// is InvalidACL and `sasl` identities are not expanded by `auth`.
+    pub sasl_scheme: bool,
+    /// `enforce.auth.schemes` when `enforce.auth.enabled` (or `sasl` alone for
+    /// `sessionRequireClientSASLAuth`); empty when nothing is enforced.
+    pub enforce_schemes: Vec<String>,
+}
+
+impl fmt::Debug for AuthPolicy {
+    // Passwords stay out of logs and panics.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let users: Option<Vec<&String>> = self.sasl_users.as_ref().map(|u| u.keys().collect());
+        f.debug_struct("AuthPolicy")
+            .field("sasl_users", &users)
+            .field("super_users", &self.super_users)
+            .field("sasl_scheme", &self.sasl_scheme)
+            .field("enforce_schemes", &self.enforce_schemes)
+            .finish()
+    }
+}
+
+impl AuthPolicy {
+    /// `AuthenticationHelper.isSaslAuthRequired`: enforcement names `sasl`.
+    fn sasl_required(&self) -> bool {
+        self.enforce_schemes.iter().any(|s| s == "sasl")
+    }
+}
+
+/// A connection's SASL exchange.
+pub(super) type SaslExchange = Option<Box<DigestMd5Server>>;
+
+impl Core {
+    /// The nonce of connection `conn`'s exchange: base64 of 24 bytes of
+    /// HMAC-SHA256(session secret, label, session id, connection id, wall clock ms).
+    ///
+    /// Why derived rather than drawn: the core reads no randomness, so that it replays and
+    /// tests deterministically. A client cannot predict it without the 32-byte OS-random secret
+    /// the shell draws at start. It never repeats: a connection runs one exchange, connection
+    /// ids are not reused within a server's life, and across restarts the session id and the
+    /// wall clock differ.
+    fn sasl_nonce(&self, conn: ConnId, session: i64, now: Now) -> String {
+        let Ok(mut mac) = <Hmac<Sha256> as Mac>::new_from_slice(&self.config.session_secret) else {
+            // HMAC takes keys of any length; this arm is never taken.
+            return String::new();
+        };
+        mac.update(b"shepherd sasl nonce");
+        mac.update(&session.to_be_bytes());
+        mac.update(&conn.to_be_bytes());
+        mac.update(&now.wall_ms.to_be_bytes());
+        let tag = mac.finalize().into_bytes();
+        acl::base64(&tag[..24])
+    }
+
+    /// Answers a sasl request (op 102), outside the request pipeline: zxid 0, no session touch.
+    pub(super) fn sasl(
+        &mut self,
+        conn: ConnId,
+        session: i64,
+        xid: i32,
+        body: &[u8],
+        now: Now,
+    ) -> Vec<Action> {
+        let Some(users) = self.config.auth.sasl_users.clone() else {
+            // No SASL configured: an OK header and a null token (docs/protocol.md §12.6).
+            let token = Response::Sasl(SaslToken { token: None });
+            return vec![Action::Send(
+                conn,
+                reply(xid, 0, ErrorCode::Ok, Some(&token)),
+            )];
+        };
+        let Ok(request) = GetSASLRequest::decode(&mut &*body) else {
+            // ZooKeeper fails to read the record and drops the connection.
+            self.drop_conn(conn);
+            return vec![Action::Close(conn)];
+        };
+        let nonce = self.sasl_nonce(conn, session, now);
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return Vec::new();
+        };
+        let exchange = c.sasl.get_or_insert_with(|| {
+            Box::new(DigestMd5Server::new(DigestParams::zookeeper(), nonce))
+        });
+        if exchange.is_over() {
+            // A token after a completed exchange: ZooKeeper's SASL server throws an
+            // IllegalStateException, which closes the connection without a reply.
+            self.drop_conn(conn);
+            return vec![Action::Close(conn)];
+        }
+        let token = request.token.unwrap_or_default();
+        match exchange.step(&token, |user| users.get(user).cloned()) {
+            Ok(ServerStep::Challenge(challenge)) => {
+                let body = Response::Sasl(SaslToken {
+                    token: Some(challenge),
+                });
+                vec![Action::Send(
+                    conn,
+                    reply(xid, 0, ErrorCode::Ok, Some(&body)),
+                )]
+            }
+            Ok(ServerStep::Done { token, user }) => {
+                let mut new = vec![Id::new("sasl", user.as_str())];
+                if self.config.auth.super_users.contains(&user) {
+                    new.push(Id::new("super", ""));
+                }
+                if !c.identities.add(&new) {
+                    // Full identity table (acl::MAX_IDENTITIES): refused as a failed login.
+                    return self.sasl_failed(conn, xid);
+                }
+                let body = Response::Sasl(SaslToken { token: Some(token) });
+                vec![Action::Send(
+                    conn,
+                    reply(xid, 0, ErrorCode::Ok, Some(&body)),
+                )]
+            }
+            Err(_) => self.sasl_failed(conn, xid),
+        }
+    }
+
+    /// A failed exchange: AuthFailed (SessionClosedRequireSaslAuth when SASL is enforced) with
+    /// zxid 0, then the connection closes. Unlike other error replies (docs/protocol.md §4.2)
+    /// this one carries a body, a null token, because ZooKeeper 3.8 writes one.
+    fn sasl_failed(&mut self, conn: ConnId, xid: i32) -> Vec<Action> {
+        let err = if self.config.auth.sasl_required() {
+            ErrorCode::SessionClosedRequireSaslAuth
+        } else {
+            ErrorCode::AuthFailed
+        };
+        self.drop_conn(conn);
+        let header = ReplyHeader {
+            xid,
+            zxid: 0,
+            err: err.into(),
+        };
+        let mut payload = Vec::new();
+        let null_token = Response::Sasl(SaslToken { token: None });
+        encode_reply(&header, Some(&null_token), &mut payload);
+        vec![Action::Send(conn, payload), Action::Close(conn)]
+    }
+
+    /// `AuthenticationHelper.enforceAuthentication`: with enforcement on, a request (anything
+    /// but auth and sasl, pings and closeSession included) from a connection holding no identity
+    /// of an enforced scheme is answered SessionClosedRequireSaslAuth with zxid 0 and the
+    /// connection is closed. `None`: the request may proceed.
+    pub(super) fn enforce_auth(&mut self, conn: ConnId, xid: i32) -> Option<Vec<Action>> {
+        let schemes = &self.config.auth.enforce_schemes;
+        if schemes.is_empty() {
+            return None;
+        }
+        let authenticated = self.conns.get(&conn).is_some_and(|c| {
+            c.identities
+                .as_slice()
+                .iter()
+                .any(|id| schemes.contains(&id.scheme))
+        });
+        if authenticated {
+            return None;
+        }
+        self.drop_conn(conn);
+        let refusal = reply(xid, 0, ErrorCode::SessionClosedRequireSaslAuth, None);
+        Some(vec![Action::Send(conn, refusal), Action::Close(conn)])
+    }
+}
