@@ -6,6 +6,7 @@
 
 mod auth;
 mod durability;
+pub mod jaas;
 mod tls;
 
 use std::collections::HashSet;

@@ -116,6 +116,43 @@ impl ServerBuilder {
         self
     }
 
+    /// A SASL DIGEST-MD5 user (as a JAAS `Server` section's `user_<name>="<password>"`). Also
+    /// registers the `sasl` ACL scheme, as `authProvider.1=…SASLAuthenticationProvider` does.
+    pub fn sasl_user(mut self, name: impl Into<String>, password: impl Into<String>) -> Self {
+        self.config
+            .auth
+            .sasl_users
+            .insert(name.into(), password.into());
+        self.config.auth.add_provider("sasl");
+        self
+    }
+
+    /// The JAAS file whose `Server` section lists the SASL DIGEST-MD5 users (ZooKeeper's
+    /// `-Djava.security.auth.login.config`). Also registers the `sasl` ACL scheme. The file is
+    /// read by [`ServerBuilder::start`], which fails with `InvalidInput` when it cannot be read
+    /// or has no `Server` section.
+    pub fn jaas_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.config.auth.jaas_file = Some(path.into());
+        self.config.auth.add_provider("sasl");
+        self
+    }
+
+    /// A SASL user name that also gets `super` (`zookeeper.superUser`).
+    pub fn sasl_super_user(mut self, name: impl Into<String>) -> Self {
+        self.config.auth.super_users.push(name.into());
+        self
+    }
+
+    /// `enforce.auth.enabled` with these `enforce.auth.schemes`: a connection holding no
+    /// identity of one of them is answered SessionClosedRequireSaslAuth and closed on any
+    /// request but auth and sasl. `sasl` needs SASL users; an unregistered scheme makes
+    /// [`ServerBuilder::start`] fail with `InvalidInput`.
+    pub fn enforce_auth<S: Into<String>>(mut self, schemes: impl IntoIterator<Item = S>) -> Self {
+        self.config.auth.enforce_enabled = true;
+        self.config.auth.enforce_schemes = schemes.into_iter().map(Into::into).collect();
+        self
+    }
+
     /// The superDigest as ZooKeeper configures it: `user:base64(sha1(user:password))`.
     pub fn super_digest(mut self, digest: impl Into<String>) -> Self {
         self.config.core.super_digest = Some(digest.into());
@@ -254,7 +291,9 @@ impl ServerBuilder {
     /// AdminServer's or `/metrics`'s or the test controls' (`InvalidInput` for a test-controls
     /// address that is not loopback); with a data directory, a
     /// [`StorageError`](crate::storage::StorageError) (inside the `io::Error`) naming the path
-    /// that could not be created, read or written.
+    /// that could not be created, read or written; `InvalidInput` for an unreadable or
+    /// malformed JAAS file, one without its `Server` section, or an `enforce.auth` scheme
+    /// with no provider.
     pub async fn start(self) -> io::Result<ServerHandle> {
         let listeners = bind_members(self.listener, &self.config, self.members).await?;
         let http_listeners = bind_http(&self.config).await?;
@@ -268,6 +307,12 @@ impl ServerBuilder {
             .collect::<io::Result<Vec<_>>>()?;
         let clock = Clock::new();
         let mut core_config = self.config.core.clone();
+        // SASL users (the JAAS file read now) and enforce.auth, checked before serving.
+        core_config.auth = self
+            .config
+            .auth
+            .resolve()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         core_config.initial_zxid = match self.initial_zxid {
             Some(zxid) => zxid,
             // A configuration that names a zxid (`Config::core`) keeps it.
