@@ -6,7 +6,8 @@
 //!
 //! 1. the client sends an empty token ([`DigestMd5Client::initial_token`]);
 //! 2. the server answers a challenge ([`DigestMd5Server::step`] →
-//!    [`ServerStep::Challenge`]): `realm="zk-sasl-md5",nonce="…",qop="auth",charset=utf-8,algorithm=md5-sess`;
+//!    [`ServerStep::Challenge`]): `realm="zk-sasl-md5",nonce="…",charset=utf-8,algorithm=md5-sess`
+//!    (ZooKeeper's bytes; no `qop`, which means `auth`);
 //! 3. the client answers the digest ([`DigestMd5Client::step`] → [`ClientStep::Respond`]);
 //! 4. the server checks it and answers `rspauth=…` ([`ServerStep::Done`], carrying the
 //!    authenticated user); the client checks that ([`ClientStep::Complete`]) and sends nothing

@@ -86,12 +86,11 @@ impl DigestMd5Server {
     }
 
     fn challenge(&self) -> Vec<u8> {
-        // The directives and their order are those of the JDK's DIGEST-MD5 server that
-        // ZooKeeper 3.8 runs.
+        // The directives and their order are those ZooKeeper 3.8 (the JDK's DIGEST-MD5
+        // server) sends; it leaves `qop` out, which means `auth` (RFC 2831 §2.1.1).
         let mut out = Vec::with_capacity(128);
         push_quoted(&mut out, "realm", self.params.realm.as_bytes());
         push_quoted(&mut out, "nonce", self.nonce.as_bytes());
-        push_quoted(&mut out, "qop", b"auth");
         push_token(&mut out, "charset", b"utf-8");
         push_token(&mut out, "algorithm", b"md5-sess");
         out

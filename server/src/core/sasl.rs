@@ -70,7 +70,8 @@ impl AuthPolicy {
 pub(super) type SaslExchange = Option<Box<DigestMd5Server>>;
 
 impl Core {
-    /// The nonce of connection `conn`'s exchange: base64 of 24 bytes of
+    /// The nonce of connection `conn`'s exchange: base64 of 30 bytes (40 characters, as
+    /// ZooKeeper's) of
     /// HMAC-SHA256(session secret, label, session id, connection id, wall clock ms).
     ///
     /// Why derived rather than drawn: the core reads no randomness, so that it replays and
@@ -88,7 +89,7 @@ impl Core {
         mac.update(&conn.to_be_bytes());
         mac.update(&now.wall_ms.to_be_bytes());
         let tag = mac.finalize().into_bytes();
-        acl::base64(&tag[..24])
+        acl::base64(&tag[..30])
     }
 
     /// Answers a sasl request (op 102), outside the request pipeline: zxid 0, no session touch.
