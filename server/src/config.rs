@@ -22,7 +22,7 @@ pub use durability::{
     DEFAULT_PREALLOC_BYTES, DEFAULT_SNAP_COUNT, DEFAULT_SNAP_SIZE_LIMIT_KB, Durability,
     MIN_SNAP_RETAIN_COUNT,
 };
-pub use tls::TlsSettings;
+pub use tls::{ClientAuth, StoreFile, StoreType, TlsSettings};
 
 /// Which four-letter words a server answers (`4lw.commands.whitelist`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -221,6 +221,7 @@ impl Config {
                 "maxSessionTimeout" => max_timeout = session_timeout(int(-1)?),
                 "clientPort" => {
                     self.port = value.parse().map_err(|_| bad("expected a port"))?;
+                    self.tls.client_port_given = true;
                 }
                 "clientPortAddress" => {
                     self.bind = value.parse().map_err(|_| bad("expected an IP address"))?;

@@ -130,7 +130,8 @@ pub(crate) fn java_host_address(addr: IpAddr) -> String {
 /// does, ip does not, and `super` has no provider at all; `sasl` does when its provider is
 /// registered (ZooKeeper 3.8 `SASLAuthenticationProvider.isAuthenticated`).
 fn is_authenticated_scheme(scheme: &str, sasl_scheme: bool) -> bool {
-    scheme == "digest" || (sasl_scheme && scheme == "sasl")
+    // x509: `X509AuthenticationProvider.isAuthenticated` is true.
+    scheme == "digest" || scheme == "x509" || (sasl_scheme && scheme == "sasl")
 }
 
 /// Whether `id` is a valid `sasl` ACL id: ZooKeeper 3.8's `SASLAuthenticationProvider.isValid`
@@ -194,6 +195,10 @@ pub(crate) fn fixup_with(acl: &[Acl], identities: &[Id], sasl_scheme: bool) -> O
             "digest" if java_split_colon(&id.id).len() == 2 => out.push(entry.clone()),
             "ip" if ip_expr(&id.id).is_some() => out.push(entry.clone()),
             "sasl" if sasl_scheme && sasl_id_valid(&id.id) => out.push(entry.clone()),
+            // `X509AuthenticationProvider.isValid`: what `X500Principal` parses; here a
+            // non-empty `attribute=value` list. ZooKeeper registers the provider only on a
+            // server with TLS; this one accepts x509 entries on any (docs/security.md).
+            "x509" if id.id.contains('=') => out.push(entry.clone()),
             // `world:<other>`, `super`, and schemes with no provider are invalid.
             _ => return None,
         }
@@ -230,6 +235,11 @@ pub(crate) fn allows(acl: &[Acl], identities: &[Id], wanted: i32) -> bool {
                 "sasl" => identities
                     .iter()
                     .any(|i| i.scheme == "sasl" && (i.id == id.id || i.id == "super")),
+                // X509AuthenticationProvider.matches: the certificate's subject, exactly (its
+                // superUser also holds `super`, which passed above).
+                "x509" => identities
+                    .iter()
+                    .any(|i| i.scheme == "x509" && i.id == id.id),
                 _ => false,
             }
         })

@@ -33,6 +33,16 @@ impl Core {
         );
     }
 
+    /// The transport authenticated the connection before its first frame: a TLS client
+    /// certificate's `x509:<subject>` (and `super` for `x509.superUser`), added as ZooKeeper's
+    /// `X509AuthenticationProvider` adds them after the handshake. Ignored for an unknown
+    /// connection; identities past [`acl::MAX_IDENTITIES`] are dropped.
+    pub fn add_transport_identities(&mut self, conn: ConnId, ids: &[Id]) {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.identities.add(ids);
+        }
+    }
+
     /// The first frame payload of a connection (ConnectRequest bytes, no length prefix).
     /// Returns the actions: Send(conn, ConnectResponse payload) [+ Close(conn) for an invalid
     /// session (docs/protocol.md §2.4 step 6c)], Close(old_conn) first for any other connection bound to that session

@@ -260,6 +260,17 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves TLS with this certificate and key (docs/security.md, "TLS"): on a secure port
+    /// beside the plain one ([`ServerHandle::secure_addr`]), or only there
+    /// ([`ServerTls::secure_only`]); client certificates are checked against the given CA and
+    /// give `x509:<subject>` identities. Wins over `zoo.cfg`'s key and trust stores.
+    ///
+    /// [`ServerTls::secure_only`]: crate::tls::ServerTls::secure_only
+    pub fn tls(mut self, tls: crate::tls::ServerTls) -> Self {
+        self.config.tls.embedded = Some(tls);
+        self
+    }
+
     /// Replace the whole configuration (for example one read from `zoo.cfg`).
     pub fn config(mut self, config: Config) -> Self {
         self.config = config;
@@ -294,7 +305,18 @@ impl ServerBuilder {
     /// that could not be created, read or written; `InvalidInput` for an unreadable or
     /// malformed JAAS file, one without its `Server` section, or an `enforce.auth` scheme
     /// with no provider.
-    pub async fn start(self) -> io::Result<ServerHandle> {
+    pub async fn start(mut self) -> io::Result<ServerHandle> {
+        let secure = super::tls::prepare(&mut self.config)?;
+        let tls = &self.config.tls;
+        let mut secure_listener = None;
+        if secure.is_some() && !tls.serves_plain() {
+            // Secure-only: member 1's port is the secure one.
+            self.config.port = tls.secure_port().unwrap_or(0);
+            self.config.bind = tls.secure_bind.unwrap_or(self.config.bind);
+        } else if let (Some(secure), Some(port)) = (&secure, tls.secure_port()) {
+            let ip = tls.secure_bind.unwrap_or(self.config.bind);
+            secure_listener = Some((TcpListener::bind((ip, port)).await?, secure.clone()));
+        }
         let listeners = bind_members(self.listener, &self.config, self.members).await?;
         let http_listeners = bind_http(&self.config).await?;
         let controls_listener = match self.test_controls {
@@ -359,6 +381,19 @@ impl ServerBuilder {
             ensemble::serve(&shared, &tracker, id, listener)?;
         }
         ensemble::elect(&shared);
+        let mut secure_addr = None;
+        if let Some((listener, secure)) = secure_listener {
+            secure_addr = Some(listener.local_addr()?);
+            tracker.spawn(super::listener::secure_accept_loop(
+                listener,
+                shared.clone(),
+                shutdown.child_token(),
+                tracker.clone(),
+                secure,
+            ));
+        } else if secure.is_some() && !shared.config.tls.serves_plain() {
+            secure_addr = addrs.first().copied();
+        }
         tracker.spawn(ticker::tick_loop(shared.clone(), shutdown.clone()));
         if shared.durable.is_some() {
             tracker.spawn(snapshot::purge_loop(shared.clone(), shutdown.clone()));
@@ -382,6 +417,7 @@ impl ServerBuilder {
         }
         let mut handle = ServerHandle::new(shared, addrs, shutdown, tracker);
         handle.http_addrs = http_addrs;
+        handle.secure_addr = secure_addr;
         if let Some(listener) = controls_listener {
             let on = http::controls::start(listener, &handle)?;
             handle.test_controls = Some(on);

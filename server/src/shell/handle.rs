@@ -31,6 +31,8 @@ pub struct ServerHandle {
     pub(super) http_addrs: (Option<SocketAddr>, Option<SocketAddr>),
     /// The test controls' address and token, when on (`http/controls.rs`).
     pub(super) test_controls: Option<(SocketAddr, String)>,
+    /// The TLS port's address, when TLS is on.
+    pub(super) secure_addr: Option<SocketAddr>,
     pub(super) shutdown: CancellationToken,
     pub(super) tracker: TaskTracker,
 }
@@ -57,6 +59,7 @@ impl ServerHandle {
             local_addr,
             http_addrs: (None, None),
             test_controls: None,
+            secure_addr: None,
             shutdown,
             tracker,
         }
@@ -71,6 +74,7 @@ impl ServerHandle {
             local_addr: self.local_addr,
             http_addrs: self.http_addrs,
             test_controls: None,
+            secure_addr: self.secure_addr,
             shutdown: self.shutdown.clone(),
             tracker: self.tracker.clone(),
         }
@@ -80,6 +84,15 @@ impl ServerHandle {
     /// [`ServerHandle::member_addr`] for the others).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// Where TLS clients connect (`secureClientPort`, or [`ServerBuilder::tls`]'s port), if
+    /// TLS is on. On a secure-only server it is [`ServerHandle::local_addr`]; under port
+    /// unification alone (no secure port), `None`, the plain port taking TLS.
+    ///
+    /// [`ServerBuilder::tls`]: crate::ServerBuilder::tls
+    pub fn secure_addr(&self) -> Option<SocketAddr> {
+        self.secure_addr
     }
 
     /// Where the AdminServer (`/commands/<name>`, ZooKeeper's JSON) listens, if it is on.

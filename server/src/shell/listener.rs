@@ -24,14 +24,52 @@ use tokio_util::task::TaskTracker;
 
 use super::conn;
 use super::router::Shared;
+use super::tls::accept::Secure;
 
 /// Accepts connections for ensemble member `member` (1 for a single server) until `shutdown`
-/// (the member's token) is cancelled.
+/// (the member's token) is cancelled. With TLS on, member 1's port serves TLS only on a
+/// secure-only server, and TLS beside plain under `client.portUnification` (`shell/tls`).
 pub(super) async fn accept_loop(
     listener: TcpListener,
     shared: Arc<Shared>,
     (shutdown, member): (CancellationToken, u64),
     tracker: TaskTracker,
+) {
+    let tls = &shared.config.tls;
+    let secure = match tls.secure.clone().filter(|_| member == 1) {
+        Some(secure) if !tls.serves_plain() => Some((secure, false)),
+        Some(secure) if tls.unified() => Some((secure, true)),
+        _ => None,
+    };
+    serve(listener, shared, (shutdown, member), tracker, secure).await;
+}
+
+/// Accepts TLS connections on the secure port (`secureClientPort`) for member 1; with
+/// `client.portUnification` plain ones too.
+pub(super) async fn secure_accept_loop(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    shutdown: CancellationToken,
+    tracker: TaskTracker,
+    secure: Arc<Secure>,
+) {
+    let unified = shared.config.tls.unified();
+    serve(
+        listener,
+        shared,
+        (shutdown, 1),
+        tracker,
+        Some((secure, unified)),
+    )
+    .await;
+}
+
+async fn serve(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    (shutdown, member): (CancellationToken, u64),
+    tracker: TaskTracker,
+    secure: Option<(Arc<Secure>, bool)>,
 ) {
     let mut refusals = RefusalLog::default();
     loop {
@@ -43,9 +81,20 @@ pub(super) async fn accept_loop(
             Ok((socket, peer)) => {
                 let _ = socket.set_nodelay(true);
                 let limit = shared.config.max_client_cnxns;
-                if !conn::spawn(&shared, &tracker, &shutdown, socket, (peer, member), limit)
-                    && let Some(suppressed) = refusals.refused(peer.ip(), Instant::now())
-                {
+                let spawned = match &secure {
+                    None => {
+                        conn::spawn(&shared, &tracker, &shutdown, socket, (peer, member), limit)
+                    }
+                    Some((secure, unified)) => conn::spawn_upgraded(
+                        &shared,
+                        &tracker,
+                        &shutdown,
+                        secure.clone().accept(socket, peer, *unified),
+                        (peer, member),
+                        limit,
+                    ),
+                };
+                if !spawned && let Some(suppressed) = refusals.refused(peer.ip(), Instant::now()) {
                     tracing::warn!(
                         %peer,
                         limit,

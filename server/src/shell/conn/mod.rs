@@ -45,7 +45,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
-use shepherd_protocol::{FourLetterWord, FrameCodec};
+use shepherd_protocol::{FourLetterWord, FrameCodec, Id};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
@@ -85,13 +85,67 @@ pub(super) fn spawn<S>(
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let kill = shutdown.child_token();
-    let (outbox, queue) = Outbox::new(shared.config.outbound_limit(), kill.clone());
-    let Some((id, stats)) = shared.register(peer, member, per_ip_limit, outbox, kill.clone())
-    else {
+    let Some(conn) = register(shared, shutdown, (peer, member), per_ip_limit) else {
         return false;
     };
-    let conn = Conn {
+    let task = run(conn, io, false);
+    #[cfg(test)]
+    tests::TASK_BYTES.store(std::mem::size_of_val(&task), Relaxed);
+    tasks.spawn(task);
+    true
+}
+
+/// [`spawn`] for a connection whose stream comes out of `upgrade`, awaited first inside the
+/// connection's task (a TLS handshake, `shell/tls`): registered (and counted against
+/// `per_ip_limit`) at once, then served over the stream `upgrade` yields with the identities
+/// it yields added before the first frame is read. `upgrade` yielding `None`, or the
+/// connection being killed first, ends the task. `upgrade` bounds its own time.
+pub(super) fn spawn_upgraded<F, S>(
+    shared: &Arc<Shared>,
+    tasks: &TaskTracker,
+    shutdown: &CancellationToken,
+    upgrade: F,
+    (peer, member): (SocketAddr, u64),
+    per_ip_limit: usize,
+) -> bool
+where
+    F: Future<Output = Option<(S, Vec<Id>)>> + Send + 'static,
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let Some(conn) = register(shared, shutdown, (peer, member), per_ip_limit) else {
+        return false;
+    };
+    tasks.spawn(async move {
+        let upgraded = tokio::select! {
+            biased;
+            _ = conn.kill.cancelled() => None,
+            upgraded = upgrade => upgraded,
+        };
+        let Some((io, ids)) = upgraded else {
+            conn.shared.unregister(conn.id);
+            return;
+        };
+        let (id, addr) = (conn.id, conn.stats.peer.ip());
+        conn.shared.with_core(|core, _| {
+            core.open_connection(id, ConnInfo { addr });
+            core.add_transport_identities(id, &ids);
+        });
+        run(conn, io, true).await;
+    });
+    true
+}
+
+/// Registers a connection; `None` past the per-IP limit.
+fn register(
+    shared: &Arc<Shared>,
+    shutdown: &CancellationToken,
+    (peer, member): (SocketAddr, u64),
+    per_ip_limit: usize,
+) -> Option<Conn> {
+    let kill = shutdown.child_token();
+    let (outbox, queue) = Outbox::new(shared.config.outbound_limit(), kill.clone());
+    let (id, stats) = shared.register(peer, member, per_ip_limit, outbox, kill.clone())?;
+    Some(Conn {
         shared: shared.clone(),
         id,
         stats,
@@ -99,12 +153,7 @@ where
         kill,
         shutdown: shutdown.clone(),
         member,
-    };
-    let task = run(conn, io);
-    #[cfg(test)]
-    tests::TASK_BYTES.store(std::mem::size_of_val(&task), Relaxed);
-    tasks.spawn(task);
-    true
+    })
 }
 
 /// What the connection's task holds, read by its reader and writer alike.
@@ -177,13 +226,16 @@ enum End {
 }
 
 /// The connection's task: reads and applies requests while it writes what is queued for it.
-async fn run<S>(conn: Conn, io: S)
+/// `opened`: the core already knows the connection (`spawn_upgraded`).
+async fn run<S>(conn: Conn, io: S, opened: bool)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let (shared, id) = (&conn.shared, conn.id);
     let peer = conn.stats.peer;
-    shared.with_core(|core, _| core.open_connection(id, ConnInfo { addr: peer.ip() }));
+    if !opened {
+        shared.with_core(|core, _| core.open_connection(id, ConnInfo { addr: peer.ip() }));
+    }
     let (read, mut write) = tokio::io::split(io);
     let mut frames = Frames::new(read, FrameCodec::server(shared.config.max_buffer));
     let link = Link {

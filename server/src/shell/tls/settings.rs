@@ -1,0 +1,284 @@
+//! From settings to a rustls `ServerConfig`: the key material (zoo.cfg's key and trust stores,
+//! or the embedded builder's [`ServerTls`]), the client-certificate policy, the protocol
+//! versions and the cipher suites. Built once, at start; every problem is a [`TlsError`].
+//!
+//! Mapping (docs/security.md, "TLS"): `ssl.protocol`/`ssl.enabledProtocols` name Java's
+//! protocols, of which `TLSv1.2` and `TLSv1.3` exist in rustls (older ones are warned about and
+//! left out); `ssl.ciphersuites` names suites by their IANA names, which are Java's, and those
+//! rustls lacks (CBC, RSA key exchange) are warned about and left out.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::CertificateDer;
+use rustls::server::WebPkiClientVerifier;
+use rustls::{RootCertStore, ServerConfig, SupportedProtocolVersion};
+
+use super::store::{self, KeyMaterial, TlsError};
+use crate::config::{ClientAuth, TlsSettings};
+
+/// TLS for an embedded server ([`crate::ServerBuilder::tls`]): the server's certificate chain
+/// and key, optionally the CAs that vouch for client certificates, and where to serve it.
+#[derive(Clone)]
+pub struct ServerTls {
+    pub(crate) cert_chain_pem: Vec<u8>,
+    pub(crate) key_pem: Vec<u8>,
+    pub(crate) client_ca_pem: Option<Vec<u8>>,
+    pub(crate) client_auth: Option<ClientAuth>,
+    pub(crate) port: u16,
+    pub(crate) secure_only: bool,
+    pub(crate) port_unification: bool,
+}
+
+impl std::fmt::Debug for ServerTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerTls")
+            .field("client_auth", &self.client_auth)
+            .field("port", &self.port)
+            .field("secure_only", &self.secure_only)
+            .field("port_unification", &self.port_unification)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerTls {
+    /// The server's certificate chain (leaf first) and its private key (PKCS#8, RSA or EC),
+    /// as PEM. By default: served on a free secure port beside the plain one, asking for no
+    /// client certificate.
+    pub fn from_pem(cert_chain_pem: impl Into<Vec<u8>>, key_pem: impl Into<Vec<u8>>) -> Self {
+        ServerTls {
+            cert_chain_pem: cert_chain_pem.into(),
+            key_pem: key_pem.into(),
+            client_ca_pem: None,
+            client_auth: None,
+            port: 0,
+            secure_only: false,
+            port_unification: false,
+        }
+    }
+
+    /// [`from_pem`](Self::from_pem), read from files.
+    ///
+    /// # Errors
+    /// The read error of either file.
+    pub fn from_pem_files(cert_chain: &Path, key: &Path) -> std::io::Result<Self> {
+        Ok(ServerTls::from_pem(
+            std::fs::read(cert_chain)?,
+            std::fs::read(key)?,
+        ))
+    }
+
+    /// The CAs (PEM) that vouch for client certificates; client auth becomes `need` unless
+    /// [`client_auth`](Self::client_auth) says otherwise.
+    pub fn client_ca_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.client_ca_pem = Some(pem.into());
+        self
+    }
+
+    /// Whether a client certificate is asked for (`ssl.clientAuth`).
+    pub fn client_auth(mut self, mode: ClientAuth) -> Self {
+        self.client_auth = Some(mode);
+        self
+    }
+
+    /// The secure port (0, the default, picks a free one).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Serve TLS only: the builder's port is the secure one, and no plain port is opened.
+    pub fn secure_only(mut self) -> Self {
+        self.secure_only = true;
+        self
+    }
+
+    /// The plain port accepts TLS too (`client.portUnification`).
+    pub fn port_unification(mut self, on: bool) -> Self {
+        self.port_unification = on;
+        self
+    }
+}
+
+/// Maps Java protocol names to rustls versions; unknown or unsupported ones go to `warnings`.
+fn versions(
+    settings: &TlsSettings,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<&'static SupportedProtocolVersion>, TlsError> {
+    let protocol = settings.protocol.as_deref().unwrap_or("TLSv1.2");
+    let names = match &settings.enabled_protocols {
+        Some(names) => names.clone(),
+        // ZooKeeper's SSLContextAndOptions: the context's protocol alone; "TLS" is a context
+        // that speaks every version.
+        None if protocol.eq_ignore_ascii_case("TLS") => vec!["TLSv1.3".into(), "TLSv1.2".into()],
+        None => vec![protocol.to_string()],
+    };
+    let mut out = Vec::new();
+    for name in &names {
+        let version: &'static SupportedProtocolVersion = match name.as_str() {
+            "TLSv1.3" => &rustls::version::TLS13,
+            "TLSv1.2" => &rustls::version::TLS12,
+            other => {
+                warnings.push(format!(
+                    "ssl.enabledProtocols: {other} is not offered (only TLSv1.2 and TLSv1.3)"
+                ));
+                continue;
+            }
+        };
+        if !out
+            .iter()
+            .any(|v: &&SupportedProtocolVersion| v.version == version.version)
+        {
+            out.push(version);
+        }
+    }
+    if out.is_empty() {
+        return Err(TlsError::new(
+            "ssl.enabledProtocols",
+            format!("none of {names:?} is TLSv1.2 or TLSv1.3"),
+        ));
+    }
+    Ok(out)
+}
+
+/// The suite's IANA name, as Java names it (rustls calls TLS 1.3 suites `TLS13_...`).
+fn iana_name(suite: &rustls::SupportedCipherSuite) -> String {
+    let name = format!("{:?}", suite.suite());
+    match name.strip_prefix("TLS13_") {
+        Some(rest) => format!("TLS_{rest}"),
+        None => name,
+    }
+}
+
+fn provider(
+    settings: &TlsSettings,
+    warnings: &mut Vec<String>,
+) -> Result<CryptoProvider, TlsError> {
+    let mut provider = rustls::crypto::ring::default_provider();
+    if let Some(wanted) = &settings.cipher_suites {
+        let mut kept = Vec::new();
+        for name in wanted {
+            match provider
+                .cipher_suites
+                .iter()
+                .find(|s| iana_name(s) == *name)
+            {
+                Some(suite) => kept.push(*suite),
+                None => warnings.push(format!("ssl.ciphersuites: {name} is not offered")),
+            }
+        }
+        if kept.is_empty() {
+            return Err(TlsError::new(
+                "ssl.ciphersuites",
+                "none of the listed suites is offered; rustls has the AES-GCM and \
+                 ChaCha20-Poly1305 suites (e.g. TLS_AES_128_GCM_SHA256, \
+                 TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)",
+            ));
+        }
+        provider.cipher_suites = kept;
+    }
+    Ok(provider)
+}
+
+fn key_material(
+    settings: &TlsSettings,
+) -> Result<(KeyMaterial, Vec<CertificateDer<'static>>), TlsError> {
+    match &settings.embedded {
+        Some(tls) => {
+            let key = store::key_from_pem(&tls.key_pem)
+                .and_then(|(_, key)| {
+                    let chain = store::certs_from_pem(&tls.cert_chain_pem)?;
+                    Ok((chain, key))
+                })
+                .map_err(|reason| TlsError::new("ServerTls", reason))?;
+            let roots = match &tls.client_ca_pem {
+                Some(pem) => store::certs_from_pem(pem)
+                    .map_err(|reason| TlsError::new("ServerTls client CA", reason))?,
+                None => Vec::new(),
+            };
+            Ok((key, roots))
+        }
+        None => Ok((
+            store::load_key_store(&settings.key_store)?,
+            store::load_trust_store(&settings.trust_store)?,
+        )),
+    }
+}
+
+/// A built configuration and the warnings about settings that did not map.
+pub type Built = (Arc<ServerConfig>, Vec<String>);
+
+/// Builds the rustls configuration, or `None` when TLS is off. Warnings (settings that do not
+/// map) are returned to be logged.
+///
+/// # Errors
+/// [`TlsError`]: a file that cannot be read or is not what its type says, a JKS store (with how
+/// to convert it), no protocol or suite left, or client auth asked for without a trust store.
+pub fn server_config(
+    settings: &TlsSettings,
+) -> Result<Option<Built>, TlsError> {
+    if !settings.is_enabled() {
+        return Ok(None);
+    }
+    let mut warnings = Vec::new();
+    let ((chain, key), roots) = key_material(settings)?;
+    let versions = versions(settings, &mut warnings)?;
+    let provider = Arc::new(provider(settings, &mut warnings)?);
+    let configured = settings
+        .embedded
+        .as_ref()
+        .map_or(settings.client_auth, |tls| tls.client_auth);
+    // ZooKeeper's default is `need`, checked against the JVM's trust store when none is given;
+    // there is no such store here, so without one no certificate is asked for, and asking
+    // for one explicitly is an error.
+    let auth = match (configured, roots.is_empty()) {
+        (Some(ClientAuth::None), _) | (None, true) => ClientAuth::None,
+        (Some(mode), true) => {
+            return Err(TlsError::new(
+                "ssl.clientAuth",
+                format!(
+                    "{} needs ssl.trustStore.location (the CAs that vouch for client \
+                     certificates)",
+                    if mode == ClientAuth::Need {
+                        "need"
+                    } else {
+                        "want"
+                    }
+                ),
+            ));
+        }
+        (Some(mode), false) => mode,
+        (None, false) => ClientAuth::Need,
+    };
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&versions)
+        .map_err(|e| TlsError::new("ssl.enabledProtocols", e.to_string()))?;
+    let builder = if auth == ClientAuth::None {
+        builder.with_no_client_auth()
+    } else {
+        let mut store = RootCertStore::empty();
+        for root in roots {
+            store
+                .add(root)
+                .map_err(|e| TlsError::new("ssl.trustStore.location", e.to_string()))?;
+        }
+        let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(store), provider);
+        let verifier = if auth == ClientAuth::Want {
+            verifier.allow_unauthenticated()
+        } else {
+            verifier
+        };
+        let verifier = verifier
+            .build()
+            .map_err(|e| TlsError::new("ssl.trustStore.location", e.to_string()))?;
+        builder.with_client_cert_verifier(verifier)
+    };
+    let config = builder.with_single_cert(chain, key).map_err(|e| {
+        TlsError::new(
+            "ssl.keyStore.location",
+            format!("the key does not fit: {e}"),
+        )
+    })?;
+    Ok(Some((Arc::new(config), warnings)))
+}

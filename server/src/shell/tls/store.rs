@@ -1,0 +1,189 @@
+//! Reading key material: a key store (the server's certificate chain and private key) and a
+//! trust store (the CAs that vouch for client certificates), from PEM or PKCS#12 files or
+//! bytes. JKS and BCFKS are refused with how to convert them.
+//!
+//! Every failure is a [`TlsError`] naming the file and the reason, for `shepherd serve` to
+//! print before it exits.
+
+use std::path::Path;
+
+use p12_keystore::{KeyStore, KeyStoreEntry};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+use crate::config::{StoreFile, StoreType};
+
+/// Why TLS could not be set up: the file (or `zoo.cfg` key) and the reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what}: {reason}")]
+pub struct TlsError {
+    /// The file or key at fault.
+    pub what: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl TlsError {
+    pub(crate) fn new(what: impl Into<String>, reason: impl Into<String>) -> TlsError {
+        TlsError {
+            what: what.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// A certificate chain (leaf first) and its private key.
+pub(crate) type KeyMaterial = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
+
+/// JKS's magic number (`0xFEEDFEED`), to name the format even when the file is called `.p12`.
+const JKS_MAGIC: [u8; 4] = [0xFE, 0xED, 0xFE, 0xED];
+
+fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
+    std::fs::read(path).map_err(|e| TlsError::new(path.display().to_string(), e.to_string()))
+}
+
+fn store_type(file: &StoreFile, path: &Path, key: &str) -> Result<StoreType, TlsError> {
+    file.store_type
+        .or_else(|| StoreType::from_file_name(path))
+        .ok_or_else(|| {
+            TlsError::new(
+                path.display().to_string(),
+                format!(
+                    "cannot tell the store type from the file name (.pem or .p12); set \
+                     ssl.{key}.type to PEM or PKCS12"
+                ),
+            )
+        })
+}
+
+fn refuse_java_only(kind: StoreType, bytes: &[u8], path: &Path, key: &str) -> Result<(), TlsError> {
+    let what = path.display().to_string();
+    if kind == StoreType::Jks || bytes.starts_with(&JKS_MAGIC) {
+        let p12 = path.with_extension("p12");
+        return Err(TlsError::new(
+            what,
+            format!(
+                "JKS stores are not read; convert it to PKCS12 with `keytool -importkeystore \
+                 -srckeystore {} -destkeystore {} -deststoretype PKCS12` and set \
+                 ssl.{key}.location to the .p12 file",
+                path.display(),
+                p12.display()
+            ),
+        ));
+    }
+    if kind == StoreType::Bcfks {
+        return Err(TlsError::new(
+            what,
+            "BCFKS stores are not read; export the entries to PKCS12 or PEM",
+        ));
+    }
+    Ok(())
+}
+
+/// Reads a key store file (`ssl.keyStore.*`).
+pub(crate) fn load_key_store(file: &StoreFile) -> Result<KeyMaterial, TlsError> {
+    let Some(path) = &file.location else {
+        return Err(TlsError::new(
+            "ssl.keyStore.location",
+            "TLS is on (secureClientPort or client.portUnification) but no key store is given",
+        ));
+    };
+    let bytes = read(path)?;
+    let kind = store_type(file, path, "keyStore")?;
+    refuse_java_only(kind, &bytes, path, "keyStore")?;
+    let what = path.display().to_string();
+    match kind {
+        StoreType::Pkcs12 => key_from_p12(&bytes, file.password.as_deref().unwrap_or("")),
+        _ => key_from_pem(&bytes),
+    }
+    .map_err(|reason| TlsError::new(what, reason))
+}
+
+/// Reads a trust store file (`ssl.trustStore.*`): the certificates it holds.
+pub(crate) fn load_trust_store(file: &StoreFile) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let Some(path) = &file.location else {
+        return Ok(Vec::new());
+    };
+    let bytes = read(path)?;
+    let kind = store_type(file, path, "trustStore")?;
+    refuse_java_only(kind, &bytes, path, "trustStore")?;
+    let what = path.display().to_string();
+    match kind {
+        StoreType::Pkcs12 => certs_from_p12(&bytes, file.password.as_deref().unwrap_or("")),
+        _ => certs_from_pem(&bytes),
+    }
+    .map_err(|reason| TlsError::new(what, reason))
+}
+
+/// The certificates of PEM text, in order.
+pub(crate) fn certs_from_pem(bytes: &[u8]) -> Result<Vec<CertificateDer<'static>>, String> {
+    let certs = CertificateDer::pem_slice_iter(bytes)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("not PEM certificates: {e}"))?;
+    if certs.is_empty() {
+        return Err("no certificate (-----BEGIN CERTIFICATE-----) in it".into());
+    }
+    Ok(certs)
+}
+
+/// The certificate chain and the private key (PKCS#8, PKCS#1 RSA or SEC1 EC) of PEM text.
+pub(crate) fn key_from_pem(bytes: &[u8]) -> Result<KeyMaterial, String> {
+    if bytes.windows(9).any(|w| w == b"ENCRYPTED") {
+        return Err(
+            "encrypted PEM keys are not read; decrypt the key (`openssl pkcs8 -in \
+                    key.pem -out plain.pem`) or use a PKCS12 key store"
+                .into(),
+        );
+    }
+    let chain = certs_from_pem(bytes)?;
+    let key = PrivateKeyDer::from_pem_slice(bytes)
+        .map_err(|e| format!("no private key (PKCS#8, RSA or EC) in it: {e}"))?;
+    Ok((chain, key))
+}
+
+fn open_p12(bytes: &[u8], password: &str) -> Result<KeyStore, String> {
+    KeyStore::from_pkcs12(bytes, password)
+        .map_err(|e| format!("not a PKCS12 store this password opens: {e}"))
+}
+
+/// The first private key entry of a PKCS#12 store, with its chain.
+pub(crate) fn key_from_p12(bytes: &[u8], password: &str) -> Result<KeyMaterial, String> {
+    let store = open_p12(bytes, password)?;
+    let (_, chain) = store
+        .private_key_chain()
+        .ok_or("no private key entry in the PKCS12 store")?;
+    let certs: Vec<_> = chain
+        .chain()
+        .iter()
+        .map(|c| CertificateDer::from(c.as_der().to_vec()))
+        .collect();
+    if certs.is_empty() {
+        return Err("the private key entry has no certificate".into());
+    }
+    let key = PrivateKeyDer::try_from(chain.key().to_vec())
+        .map_err(|e| format!("the private key is not PKCS#8: {e}"))?;
+    Ok((certs, key))
+}
+
+/// Every certificate of a PKCS#12 store: its trusted entries and its key entries' chains, as
+/// Java's trust manager takes them from a key store.
+pub(crate) fn certs_from_p12(
+    bytes: &[u8],
+    password: &str,
+) -> Result<Vec<CertificateDer<'static>>, String> {
+    let store = open_p12(bytes, password)?;
+    let mut certs = Vec::new();
+    for (_, entry) in store.entries() {
+        match entry {
+            KeyStoreEntry::Certificate(cert) => certs.push(cert.as_der().to_vec().into()),
+            KeyStoreEntry::PrivateKeyChain(chain) => {
+                certs.extend(chain.chain().iter().map(|c| c.as_der().to_vec().into()));
+            }
+            KeyStoreEntry::Secret(_) => {}
+        }
+    }
+    if certs.is_empty() {
+        return Err("no certificate in the PKCS12 store".into());
+    }
+    Ok(certs)
+}
