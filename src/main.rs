@@ -60,6 +60,11 @@ enum Command {
         /// everything is kept in memory.
         #[arg(long = "data-dir", value_name = "DIR")]
         data_dir: Option<PathBuf>,
+        /// A JAAS file whose `Server` section's `user_<name>="<password>"` options are the
+        /// SASL DIGEST-MD5 users (ZooKeeper's -Djava.security.auth.login.config); also
+        /// registers the `sasl` ACL scheme (docs/security.md). Overrides --config's.
+        #[arg(long, value_name = "FILE")]
+        jaas: Option<PathBuf>,
         /// An in-process ensemble (docs/ensemble.md): N client endpoints sharing one state,
         /// members 1..=N, each reporting leader or follower. With --port P member i listens on
         /// P+i-1 (port 0: each on a free port). One `listening on` line per member, in order.
@@ -127,6 +132,7 @@ fn main() -> ExitCode {
             admin_port,
             metrics_port,
             data_dir,
+            jaas,
             members,
             test_controls,
             test_controls_port,
@@ -137,7 +143,7 @@ fn main() -> ExitCode {
             tick_time,
             config,
             (admin_port, metrics_port),
-            data_dir,
+            (data_dir, jaas),
             test_controls
                 .then(|| std::net::SocketAddr::new(test_controls_bind, test_controls_port)),
         ),
@@ -162,7 +168,7 @@ fn serve(
     tick_time: Option<u64>,
     config_file: Option<PathBuf>,
     (admin_port, metrics_port): (Option<u16>, Option<u16>),
-    data_dir: Option<PathBuf>,
+    (data_dir, jaas): (Option<PathBuf>, Option<PathBuf>),
     test_controls: Option<std::net::SocketAddr>,
 ) -> ExitCode {
     let mut config = Config {
@@ -204,6 +210,16 @@ fn serve(
     }
     if let Some(dir) = data_dir {
         config.durability.data_dir = Some(dir);
+    }
+    if let Some(file) = jaas {
+        config.auth.jaas_file = Some(file);
+        config.auth.add_provider("sasl");
+    }
+    // A bad JAAS file or enforce.auth setting is a configuration error, reported before
+    // anything listens (the server's start checks the same).
+    if let Err(error) = config.auth.resolve() {
+        eprintln!("error: {error}");
+        return ExitCode::from(2);
     }
     // A flag's port on the configured address, or on loopback.
     let on_port = |addr: Option<std::net::SocketAddr>, port: u16| {
