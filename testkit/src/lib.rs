@@ -17,6 +17,8 @@
 //!   records) over a socket or any in-memory stream.
 //! * [`huge_acl_create`]: requests hostile clients send, shared by the hostile-client tests and
 //!   benchmark.
+//! * [`TlsFront`]: a TLS listener with the test certificates before a plaintext server, for
+//!   testing a client's TLS against any server.
 //! * [`oracle`]: the differential oracle against real ZooKeeper, run by the `oracle` binary.
 //!
 //! This crate is never published; it is a dev-dependency of the workspace's test suites. It
@@ -36,6 +38,7 @@ mod peer;
 mod proxy;
 mod requests;
 mod servers;
+mod tls_front;
 mod wait;
 
 pub use client::{
@@ -51,4 +54,5 @@ pub use peer::{Peer, hello, reply_header};
 pub use proxy::{CutAfter, Proxy};
 pub use requests::{create, exists, get_data, set_data};
 pub use servers::{TestServer, embedded, embedded_builder, real_zookeeper, servers};
+pub use tls_front::TlsFront;
 pub use wait::{Hang, WAIT, bounded, try_within, wait_state, within};

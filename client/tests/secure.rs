@@ -1,0 +1,242 @@
+//! The client over TLS and with SASL DIGEST-MD5 against real servers.
+//!
+//! * Always: TLS through testkit's [`TlsFront`] (the test certificates before the embedded
+//!   plaintext server), with mutual TLS, reconnects, and the failures a user meets (an
+//!   untrusted server, no client certificate, bad PEM).
+//! * `SHEPHERD_REAL_ZK_TLS=host:port` (real ZooKeeper's `secureClientPort`, as
+//!   `.ci/real-zk-secure.sh` exports it, with `SHEPHERD_SECURE_DIR` holding `ca.pem`,
+//!   `client.pem` and `client-key.pem`): a session over TLS with the client certificate.
+//! * `SHEPHERD_REAL_ZK_SASL=host:port` (a ZooKeeper with DIGEST-MD5 users from a JAAS `Server`
+//!   section; `SHEPHERD_SASL_USER`/`SHEPHERD_SASL_PASSWORD`, default `alice`/`alice-secret`,
+//!   must be one of them): the right password reads a node only `sasl:USER` may read, a wrong
+//!   one ends in AuthFailed.
+//!
+//! Each real-server test says on stderr that it was skipped when its variable is unset.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use shepherd_client::{Acl, Client, ClientBuilder, CreateOptions, Error, Id, perms};
+use shepherd_server::tls::TestPki;
+use shepherd_testkit::{TlsFront, embedded, unique, within};
+
+fn builder() -> ClientBuilder {
+    Client::builder()
+        .session_timeout(Duration::from_secs(10))
+        .connect_timeout(Duration::from_secs(5))
+}
+
+fn pki() -> TestPki {
+    TestPki::generate().expect("test certificates")
+}
+
+fn mutual(pki: &TestPki) -> ClientBuilder {
+    builder()
+        .tls_ca_pem(&pki.ca_pem)
+        .tls_identity_pem(&pki.client.cert_pem, &pki.client.key_pem)
+}
+
+/// Retries `exists` through the ConnectionLoss of calls racing a cut, until one succeeds on a
+/// new connection.
+async fn exists_after_cut(client: &Client, path: &str) -> bool {
+    for attempt in 0.. {
+        match within("exists", client.exists(path)).await {
+            Ok(stat) => return stat.is_some(),
+            Err(Error::ConnectionLoss) if attempt < 10 => {}
+            Err(e) => panic!("exists after the cut: {e}"),
+        }
+    }
+    unreachable!("the loop returns or panics")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_over_mutual_tls_survives_reconnects() {
+    let server = embedded().await;
+    let pki = pki();
+    let front = TlsFront::start(&server.connect, &pki).await;
+    let port = front
+        .addr
+        .rsplit_once(':')
+        .map(|(_, p)| p.to_owned())
+        .unwrap();
+    // Both names the server certificate carries: a DNS name and an IP address.
+    for host in ["localhost", "127.0.0.1"] {
+        let client = within("connect", mutual(&pki).connect(&format!("{host}:{port}")))
+            .await
+            .expect("a TLS session");
+        let path = unique("tls");
+        within(
+            "create",
+            client.create(&path, b"sealed", &CreateOptions::ephemeral()),
+        )
+        .await
+        .unwrap();
+        let before = front.handshakes();
+        front.cut_all();
+        // The ephemeral node is still there: the same session, resumed over a new TLS link.
+        assert!(exists_after_cut(&client, &path).await, "{host}: node lost");
+        assert!(
+            front.handshakes() > before,
+            "{host}: the reconnect went through TLS"
+        );
+        let (data, _) = within("get", client.get_data(&path)).await.unwrap();
+        assert_eq!(data, b"sealed");
+        within("close", client.close()).await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untrusted_server_fails_the_connect_with_the_reason() {
+    let server = embedded().await;
+    let front = TlsFront::start(&server.connect, &pki()).await;
+    let stranger = pki();
+    let result = within("connect", mutual(&stranger).connect(&front.addr)).await;
+    match result {
+        Err(Error::Io(e)) => {
+            let text = e.to_string();
+            assert!(text.contains("TLS handshake"), "{text}");
+            assert!(text.to_lowercase().contains("certificate"), "{text}");
+        }
+        other => panic!("expected an I/O error, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_without_a_certificate_is_refused_not_hung() {
+    let server = embedded().await;
+    let pki = pki();
+    let front = TlsFront::start(&server.connect, &pki).await;
+    let result = within(
+        "connect",
+        builder().tls_ca_pem(&pki.ca_pem).connect(&front.addr),
+    )
+    .await;
+    assert!(matches!(result, Err(Error::Io(_))), "{result:?}");
+}
+
+#[tokio::test]
+async fn bad_pem_is_a_build_error() {
+    // Port 1 is never reached: the options are checked first.
+    let garbage = builder()
+        .tls_ca_pem("not a certificate")
+        .connect("127.0.0.1:1")
+        .await;
+    assert!(
+        matches!(garbage, Err(Error::InvalidArgument(_))),
+        "{garbage:?}"
+    );
+    let pki = pki();
+    let bad_key = builder()
+        .tls_ca_pem(&pki.ca_pem)
+        .tls_identity_pem(&pki.client.cert_pem, "no key here")
+        .connect("127.0.0.1:1")
+        .await;
+    assert!(
+        matches!(bad_key, Err(Error::InvalidArgument(_))),
+        "{bad_key:?}"
+    );
+    let bad_name = builder()
+        .tls_ca_pem(&pki.ca_pem)
+        .tls_server_name("not a name")
+        .connect("127.0.0.1:1")
+        .await;
+    assert!(
+        matches!(bad_name, Err(Error::InvalidArgument(_))),
+        "{bad_name:?}"
+    );
+}
+
+fn env(name: &str) -> Option<String> {
+    let value = std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    if value.is_none() {
+        eprintln!("{name} is not set: skipping the real ZooKeeper case");
+    }
+    value
+}
+
+fn secure_file(name: &str) -> Vec<u8> {
+    let dir = PathBuf::from(std::env::var("SHEPHERD_SECURE_DIR").expect("SHEPHERD_SECURE_DIR"));
+    std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[tokio::test]
+async fn real_zookeeper_over_tls() {
+    let Some(addr) = env("SHEPHERD_REAL_ZK_TLS") else {
+        return;
+    };
+    let client = within(
+        "connect",
+        builder()
+            .tls_ca_pem(secure_file("ca.pem"))
+            .tls_identity_pem(secure_file("client.pem"), secure_file("client-key.pem"))
+            .connect(&addr),
+    )
+    .await
+    .expect("a TLS session on real ZooKeeper");
+    let path = unique("tls");
+    within(
+        "create",
+        client.create(&path, b"x", &CreateOptions::ephemeral()),
+    )
+    .await
+    .unwrap();
+    let (data, _) = within("get", client.get_data(&path)).await.unwrap();
+    assert_eq!(data, b"x");
+    within("close", client.close()).await.unwrap();
+}
+
+fn sasl_user() -> (String, String) {
+    let user = std::env::var("SHEPHERD_SASL_USER").unwrap_or_else(|_| "alice".into());
+    let password =
+        std::env::var("SHEPHERD_SASL_PASSWORD").unwrap_or_else(|_| "alice-secret".into());
+    (user, password)
+}
+
+#[tokio::test]
+async fn real_zookeeper_with_sasl_digest_md5() {
+    let Some(addr) = env("SHEPHERD_REAL_ZK_SASL") else {
+        return;
+    };
+    let (user, password) = sasl_user();
+    let client = within(
+        "connect",
+        builder().sasl_digest_md5(&user, &password).connect(&addr),
+    )
+    .await
+    .expect("an authenticated session");
+    let path = unique("sasl");
+    let only_user = CreateOptions::persistent().with_acl(vec![Acl {
+        perms: perms::ALL,
+        id: Id {
+            scheme: "sasl".into(),
+            id: user.clone(),
+        },
+    }]);
+    within("create", client.create(&path, b"mine", &only_user))
+        .await
+        .unwrap();
+    let (data, _) = within("get", client.get_data(&path)).await.unwrap();
+    assert_eq!(data, b"mine", "the SASL identity reads its node");
+
+    let anonymous = within("connect", builder().connect(&addr)).await.unwrap();
+    let refused = within("get", anonymous.get_data(&path)).await;
+    assert!(
+        matches!(
+            refused,
+            Err(Error::Keeper(shepherd_client::ErrorCode::NoAuth))
+        ),
+        "{refused:?}"
+    );
+    within("delete", client.delete(&path, None)).await.unwrap();
+    within("close", anonymous.close()).await.unwrap();
+    within("close", client.close()).await.unwrap();
+
+    let wrong = within(
+        "connect",
+        builder()
+            .sasl_digest_md5(&user, &format!("not-{password}"))
+            .connect(&addr),
+    )
+    .await;
+    assert!(matches!(wrong, Err(Error::AuthFailed)), "{wrong:?}");
+}
