@@ -267,3 +267,44 @@ proptest! {
         let _ = DigestMd5Client::new(DigestParams::zookeeper(), "bob", "pw", "c").step(s.as_bytes());
     }
 }
+
+/// One exchange recorded against a real ZooKeeper 3.8.0 (Debian's, JAAS `user_bob="bobsecret"`)
+/// with pure-sasl's cnonce pinned: ZooKeeper's challenge, pure-sasl's response, ZooKeeper's
+/// rspauth. Our server, given ZooKeeper's nonce, answers the same rspauth; our client computes
+/// the same response and accepts ZooKeeper's rspauth.
+#[test]
+fn zookeeper_38_exchange() {
+    const ZK_NONCE: &str = "itmJv/bMKt3vcFnZVHcsggGbdOq5BoDc8Pq8+2An";
+    const ZK_CHALLENGE: &[u8] = br#"realm="zk-sasl-md5",nonce="itmJv/bMKt3vcFnZVHcsggGbdOq5BoDc8Pq8+2An",charset=utf-8,algorithm=md5-sess"#;
+    const RESPONSE: &[u8] = br#"qop=auth,realm="zk-sasl-md5",username="bob",nonce="itmJv/bMKt3vcFnZVHcsggGbdOq5BoDc8Pq8+2An",cnonce="5772156649015329",nc=00000001,digest-uri="zookeeper/zk-sasl-md5",response=dfe3b15a3e083db1cc9014b68048de56"#;
+    const ZK_RSPAUTH: &[u8] = b"rspauth=634097b4be9a5f16775cb30b59cf315f";
+
+    let mut server = DigestMd5Server::new(DigestParams::zookeeper(), ZK_NONCE.into());
+    assert_eq!(
+        server.step(b"", bob),
+        Ok(ServerStep::Challenge(ZK_CHALLENGE.to_vec()))
+    );
+    assert_eq!(
+        server.step(RESPONSE, bob),
+        Ok(ServerStep::Done {
+            token: ZK_RSPAUTH.to_vec(),
+            user: "bob".into()
+        })
+    );
+
+    let mut client = DigestMd5Client::new(
+        DigestParams::zookeeper(),
+        "bob",
+        "bobsecret",
+        "5772156649015329",
+    );
+    let ClientStep::Respond(response) = client.step(ZK_CHALLENGE).unwrap() else {
+        panic!("no response")
+    };
+    let text = String::from_utf8(response).unwrap();
+    assert!(
+        text.contains("response=dfe3b15a3e083db1cc9014b68048de56"),
+        "{text}"
+    );
+    assert_eq!(client.step(ZK_RSPAUTH), Ok(ClientStep::Complete));
+}
