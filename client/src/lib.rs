@@ -33,8 +33,30 @@
 //! answers `Ok(None)` for a missing node, and a multiRead reports each op's outcome in its own
 //! slot.
 //!
+//! # Security: TLS and SASL
+//! [`ClientBuilder::tls_ca_pem`] (with [`ClientBuilder::tls_identity_pem`] for mutual TLS)
+//! makes every connection of the session TLS, as a `secureClientPort` wants; the server's
+//! certificate is verified against the connect string's host (a DNS name or an IP address)
+//! unless [`ClientBuilder::tls_server_name`] names another. Bad PEM is an
+//! [`Error::InvalidArgument`] from `connect`; a failed TLS handshake fails that attempt like a
+//! refused connection, with rustls' reason in the [`Error::Io`].
+//! [`ClientBuilder::sasl_digest_md5`] authenticates each connection with SASL DIGEST-MD5 before
+//! anything else is sent on it, as ZooKeeper's Java client does; refused credentials end the
+//! session as [`SessionState::AuthFailed`]. Kerberos (GSSAPI) is not offered.
+//!
+//! ```no_run
+//! # async fn demo(ca: &[u8], cert: &[u8], key: &[u8]) -> Result<(), shepherd_client::Error> {
+//! let zk = shepherd_client::Client::builder()
+//!     .tls_ca_pem(ca)
+//!     .tls_identity_pem(cert, key)
+//!     .sasl_digest_md5("alice", "alice-secret")
+//!     .connect("zk1.example:2281,zk2.example:2281/app")
+//!     .await?;
+//! # Ok(()) }
+//! ```
+//!
 //! # Not supported
-//! SASL, TLS, read-only mode beyond the handshake flag (no search for a read-write server),
+//! SASL mechanisms other than DIGEST-MD5, read-only mode beyond the handshake flag (no search for a read-write server),
 //! reconfig, checkWatches, and local (client-only) watch removal.
 
 mod chroot;
