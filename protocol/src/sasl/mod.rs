@@ -82,7 +82,7 @@ pub enum SaslError {
     Repeated(&'static str),
     /// A directive has a value this side does not accept (a foreign nonce or realm, a qop other
     /// than `auth`, an `nc` other than 1, another `digest-uri`, a response that is not 32 hex
-    /// digits, a client's first token that is not empty, an oversized token).
+    /// digits, an oversized token).
     #[error("DIGEST-MD5 directive {0} has an unacceptable value")]
     Unacceptable(&'static str),
     /// The user is unknown or the digest does not match the password (one outcome, so that a

@@ -59,8 +59,8 @@ impl DigestMd5Server {
     /// Takes the client's next token. `password_of` looks a user name up (it is called at most
     /// once per exchange, with the name as the client sent it).
     ///
-    /// Ordering: the first token must be empty (DIGEST-MD5 has no initial response) and gets the
-    /// challenge; the second is the digest response and gets `rspauth`.
+    /// Ordering: the first token gets the challenge (clients send it empty; its content is
+    /// ignored, as ZooKeeper does); the second is the digest response and gets `rspauth`.
     ///
     /// # Errors
     /// Any [`SaslError`]: malformed, missing, repeated or unacceptable directives, an unknown
@@ -74,9 +74,10 @@ impl DigestMd5Server {
         let state = std::mem::replace(&mut self.state, State::Over);
         match state {
             State::Start => {
-                if !token.is_empty() {
-                    return Err(SaslError::Unacceptable("initial response"));
-                }
+                // DIGEST-MD5 has no initial response. ZooKeeper 3.8 answers the challenge
+                // whatever the first token holds (checked against a real server), so its
+                // content is ignored here too.
+                let _ = token;
                 self.state = State::Challenged;
                 Ok(ServerStep::Challenge(self.challenge()))
             }

@@ -208,11 +208,12 @@ fn server_refusals() {
         );
         assert!(server.is_over());
     }
+    // A first token with content still gets the challenge, as from ZooKeeper 3.8.
     let mut fresh = DigestMd5Server::new(DigestParams::zookeeper(), NONCE.into());
-    assert_eq!(
+    assert!(matches!(
         fresh.step(b"x", bob),
-        Err(SaslError::Unacceptable("initial response"))
-    );
+        Ok(ServerStep::Challenge(_))
+    ));
 }
 
 #[test]
