@@ -186,11 +186,8 @@ fn key_material(
 ) -> Result<(KeyMaterial, Vec<CertificateDer<'static>>), TlsError> {
     match &settings.embedded {
         Some(tls) => {
-            let key = store::key_from_pem(&tls.key_pem)
-                .and_then(|(_, key)| {
-                    let chain = store::certs_from_pem(&tls.cert_chain_pem)?;
-                    Ok((chain, key))
-                })
+            let key = store::private_key_from_pem(&tls.key_pem)
+                .and_then(|key| Ok((store::certs_from_pem(&tls.cert_chain_pem)?, key)))
                 .map_err(|reason| TlsError::new("ServerTls", reason))?;
             let roots = match &tls.client_ca_pem {
                 Some(pem) => store::certs_from_pem(pem)
@@ -215,9 +212,7 @@ pub type Built = (Arc<ServerConfig>, Vec<String>);
 /// # Errors
 /// [`TlsError`]: a file that cannot be read or is not what its type says, a JKS store (with how
 /// to convert it), no protocol or suite left, or client auth asked for without a trust store.
-pub fn server_config(
-    settings: &TlsSettings,
-) -> Result<Option<Built>, TlsError> {
+pub fn server_config(settings: &TlsSettings) -> Result<Option<Built>, TlsError> {
     if !settings.is_enabled() {
         return Ok(None);
     }

@@ -128,6 +128,12 @@ pub(crate) fn certs_from_pem(bytes: &[u8]) -> Result<Vec<CertificateDer<'static>
 
 /// The certificate chain and the private key (PKCS#8, PKCS#1 RSA or SEC1 EC) of PEM text.
 pub(crate) fn key_from_pem(bytes: &[u8]) -> Result<KeyMaterial, String> {
+    let key = private_key_from_pem(bytes)?;
+    Ok((certs_from_pem(bytes)?, key))
+}
+
+/// The private key (PKCS#8, PKCS#1 RSA or SEC1 EC) of PEM text.
+pub(crate) fn private_key_from_pem(bytes: &[u8]) -> Result<PrivateKeyDer<'static>, String> {
     if bytes.windows(9).any(|w| w == b"ENCRYPTED") {
         return Err(
             "encrypted PEM keys are not read; decrypt the key (`openssl pkcs8 -in \
@@ -135,10 +141,8 @@ pub(crate) fn key_from_pem(bytes: &[u8]) -> Result<KeyMaterial, String> {
                 .into(),
         );
     }
-    let chain = certs_from_pem(bytes)?;
-    let key = PrivateKeyDer::from_pem_slice(bytes)
-        .map_err(|e| format!("no private key (PKCS#8, RSA or EC) in it: {e}"))?;
-    Ok((chain, key))
+    PrivateKeyDer::from_pem_slice(bytes)
+        .map_err(|e| format!("no private key (PKCS#8, RSA or EC) in it: {e}"))
 }
 
 fn open_p12(bytes: &[u8], password: &str) -> Result<KeyStore, String> {
