@@ -204,6 +204,8 @@ fn serve(
     }
     if let Some(port) = port {
         config.port = port;
+        // An explicit plain port is served, even beside a zoo.cfg secureClientPort.
+        config.tls.client_port_given = true;
     }
     if let Some(bind) = bind {
         config.bind = bind;
@@ -274,6 +276,15 @@ fn serve(
                 eprintln!("error: {bind}:{port} is already in use (is another ZooKeeper running?)");
                 return ExitCode::from(3);
             }
+            // A key or trust store that cannot be used: a configuration error, like a bad key.
+            Err(error)
+                if error
+                    .get_ref()
+                    .is_some_and(|e| e.is::<shepherd_server::tls::TlsError>()) =>
+            {
+                eprintln!("error: TLS: {error}");
+                return ExitCode::from(2);
+            }
             Err(error) if error.get_ref().is_some_and(|e| e.is::<StorageError>()) => {
                 // Already names the path and what could not be done with it.
                 eprintln!("error: {error}");
@@ -287,9 +298,15 @@ fn serve(
         // Scripts read the port from the first line; keep its shape. An ensemble prints one
         // line per member, in id order.
         for id in server.member_ids() {
-            if let Some(addr) = server.member_addr(id) {
+            if let Some(addr) = server
+                .member_addr(id)
+                .filter(|a| Some(*a) != server.secure_addr())
+            {
                 println!("shepherd listening on {addr}");
             }
+        }
+        if let Some(addr) = server.secure_addr() {
+            println!("shepherd listening on {addr} (TLS)");
         }
         if let Some(addr) = server.admin_addr() {
             println!("shepherd admin server on http://{addr}/commands");
