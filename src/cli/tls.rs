@@ -15,8 +15,9 @@ pub enum TlsCommand {
     /// Write a throw-away CA and certificates into DIR (created if missing): ca.pem,
     /// truststore.p12, server.pem/server-key.pem/server.p12 (localhost, 127.0.0.1, ::1),
     /// client.* (CN=client,O=Shepherd), other.* (CN=other,O=Shepherd) and untrusted.* (signed
-    /// by a CA the trust store does not hold). Keys are PKCS#8 PEM; every .p12 has the
-    /// password "shepherd". For tests only.
+    /// by a CA the trust store does not hold), and server-keystore.pem/client-keystore.pem
+    /// (key and certificate in one file, ZooKeeper's PEM key store). Keys are PKCS#8 PEM;
+    /// every .p12 has the password "shepherd". For tests only.
     MakeTestCerts {
         /// The directory to write into; files of the same names are replaced.
         dir: PathBuf,

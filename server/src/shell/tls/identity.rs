@@ -117,6 +117,7 @@ pub fn subject_rfc2253(cert_der: &[u8]) -> Option<String> {
 mod tests {
     use super::*;
     use crate::tls::TestPki;
+    use rustls::pki_types::pem::PemObject;
 
     #[test]
     fn escapes_as_java_does() {
@@ -124,6 +125,36 @@ mod tests {
         assert_eq!(escape(" x "), "\\ x\\ ");
         assert_eq!(escape("#x#"), "\\#x\\#");
         assert_eq!(escape("plain"), "plain");
+    }
+
+    /// Made by `openssl req -subj '/DC=example/O=Shep, Inc/OU=a\+b/CN= x=y#z; <q> "w" \\
+    /// /emailAddress=a@b.c'`; the expected name is what Java 17's
+    /// `X509Certificate.getSubjectX500Principal().getName()` printed for it.
+    const ODD_SUBJECT: &str = "-----BEGIN CERTIFICATE-----
+MIICMjCCAdegAwIBAgIUETWfYtagjUSMmnv2lVk/LEVPhlcwCgYIKoZIzj0EAwIw
+bjEXMBUGCgmSJomT8ixkARkWB2V4YW1wbGUxEjAQBgNVBAoMCVNoZXAsIEluYzEM
+MAoGA1UECwwDYStiMRswGQYDVQQDDBIgeD15I3o7IDxxPiAidyIgXCAxFDASBgkq
+hkiG9w0BCQEWBWFAYi5jMB4XDTI2MTEyMzEzNTM0N1oXDTI2MTEyNTEzNTM0N1ow
+bjEXMBUGCgmSJomT8ixkARkWB2V4YW1wbGUxEjAQBgNVBAoMCVNoZXAsIEluYzEM
+MAoGA1UECwwDYStiMRswGQYDVQQDDBIgeD15I3o7IDxxPiAidyIgXCAxFDASBgkq
+hkiG9w0BCQEWBWFAYi5jMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEk3IxA5so
+RC8MmCPnFz4vcQJed/peSdCL3VHZ0CPu5OAG4rqPA7GtJX1KbzHdy7PmaOzxqSXb
+Q0Ir4DSwP8ZWYqNTMFEwHQYDVR0OBBYEFDsGK3TtBYsao75YzQzOqhyXehcjMB8G
+A1UdIwQYMBaAFDsGK3TtBYsao75YzQzOqhyXehcjMA8GA1UdEwEB/wQFMAMBAf8w
+CgYIKoZIzj0EAwIDSQAwRgIhAMViMvmm03VWW3vJV30KZqlps7Z6vU+Cn8xZ7sFu
+Ats+AiEAyl70A0ir6yOLopIN3GKQBpNS5nF48A+tEe/duNpQDQo=
+-----END CERTIFICATE-----";
+
+    #[test]
+    fn an_odd_subject_is_named_as_java_names_it() {
+        let der =
+            rustls::pki_types::CertificateDer::from_pem_slice(ODD_SUBJECT.as_bytes()).expect("PEM");
+        assert_eq!(
+            subject_rfc2253(&der).as_deref(),
+            Some(
+                r#"1.2.840.113549.1.9.1=#16056140622e63,CN=\ x\=y\#z\; \<q\> \"w\" \\\ ,OU=a\+b,O=Shep\, Inc,DC=example"#
+            )
+        );
     }
 
     #[test]

@@ -207,6 +207,16 @@ impl TestPki {
             files.push((key, cert.key_pem.clone().into_bytes()));
             files.push((p12, cert.p12.clone()));
         }
+        // ZooKeeper's PEM key store is one file holding the key and the chain.
+        for (name, cert) in [
+            ("server-keystore.pem", &self.server),
+            ("client-keystore.pem", &self.client),
+        ] {
+            files.push((
+                name,
+                format!("{}{}", cert.key_pem, cert.cert_pem).into_bytes(),
+            ));
+        }
         files
     }
 
