@@ -70,14 +70,36 @@ impl<R: AsyncRead + Unpin> Frames<R> {
         poll_fn(|cx| self.poll_next(cx)).await
     }
 
+    /// The next frame if it has already arrived whole, without reading: what the last read
+    /// brought beyond the frame [`Frames::next`] returned. `None` when no whole frame is
+    /// buffered (the end of the stream included: [`Frames::next`] reports that).
+    ///
+    /// # Errors
+    /// As [`Frames::next`], for the buffered bytes.
+    pub(super) fn buffered(&mut self) -> Option<io::Result<Frame>> {
+        match self.codec.decode(&mut self.buf) {
+            Ok(Some(frame)) => {
+                self.release_if_empty();
+                Some(Ok(frame))
+            }
+            Ok(None) => None,
+            Err(error) => Some(Err(error)),
+        }
+    }
+
+    /// Once every byte is cut into frames, the frames keep what they need of the allocation;
+    /// drop our share.
+    fn release_if_empty(&mut self) {
+        if self.buf.is_empty() {
+            self.buf = BytesMut::new();
+        }
+    }
+
     fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<io::Result<Frame>>> {
         loop {
             match self.codec.decode(&mut self.buf) {
                 Ok(Some(frame)) => {
-                    if self.buf.is_empty() {
-                        // The frame keeps what it needs of the allocation; drop our share.
-                        self.buf = BytesMut::new();
-                    }
+                    self.release_if_empty();
                     return Poll::Ready(Some(Ok(frame)));
                 }
                 Ok(None) => {}
