@@ -1,5 +1,8 @@
 //! The client over TLS and with SASL DIGEST-MD5 against real servers.
 //!
+//! * Always: Shepherd's embedded server with TLS on its secure port (client certificates
+//!   needed) and a SASL DIGEST-MD5 user: the identities both give (`x509`, `sasl`), a wrong
+//!   password, and TLS alone.
 //! * Always: TLS through testkit's [`TlsFront`] (the test certificates before the embedded
 //!   plaintext server), with mutual TLS, reconnects, and the failures a user meets (an
 //!   untrusted server, no client certificate, bad PEM).
@@ -17,8 +20,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use shepherd_client::{Acl, Client, ClientBuilder, CreateOptions, Error, Id, perms};
-use shepherd_server::tls::TestPki;
-use shepherd_testkit::{TlsFront, embedded, unique, within};
+use shepherd_server::ServerHandle;
+use shepherd_server::tls::{CLIENT_SUBJECT, ServerTls, TestPki};
+use shepherd_testkit::{TlsFront, embedded, embedded_builder, unique, within};
 
 fn builder() -> ClientBuilder {
     Client::builder()
@@ -34,6 +38,124 @@ fn mutual(pki: &TestPki) -> ClientBuilder {
     builder()
         .tls_ca_pem(&pki.ca_pem)
         .tls_identity_pem(&pki.client.cert_pem, &pki.client.key_pem)
+}
+
+/// The embedded server with TLS on a secure port beside the plain one (client certificates
+/// signed by `pki`'s CA needed) and `alice` as a SASL DIGEST-MD5 user; returns it and the
+/// secure port's address.
+async fn secured_server(pki: &TestPki) -> (ServerHandle, String) {
+    let tls = ServerTls::from_pem(pki.server.cert_pem.clone(), pki.server.key_pem.clone())
+        .client_ca_pem(pki.ca_pem.clone());
+    let server = embedded_builder()
+        .tls(tls)
+        .sasl_user("alice", "alice-secret")
+        .start()
+        .await
+        .expect("the secured server starts");
+    let secure = server.secure_addr().expect("a secure port").to_string();
+    (server, secure)
+}
+
+/// An ACL entry granting everything to one identity.
+fn only(scheme: &str, id: &str) -> CreateOptions {
+    CreateOptions::persistent().with_acl(vec![Acl {
+        perms: perms::ALL,
+        id: Id {
+            scheme: scheme.into(),
+            id: id.into(),
+        },
+    }])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_over_tls_with_sasl_gives_both_identities() {
+    let pki = pki();
+    let (server, secure) = secured_server(&pki).await;
+    let client = within(
+        "connect",
+        mutual(&pki)
+            .sasl_digest_md5("alice", "alice-secret")
+            .connect(&secure),
+    )
+    .await
+    .expect("a TLS session authenticated with SASL");
+    let (by_sasl, by_cert) = (unique("sasl"), unique("x509"));
+    within(
+        "create",
+        client.create(&by_sasl, b"s", &only("sasl", "alice")),
+    )
+    .await
+    .unwrap();
+    within(
+        "create",
+        client.create(&by_cert, b"x", &only("x509", CLIENT_SUBJECT)),
+    )
+    .await
+    .unwrap();
+    for path in [&by_sasl, &by_cert] {
+        within("get", client.get_data(path))
+            .await
+            .expect("readable by its owner");
+    }
+    // The plain port, without either identity: refused both nodes.
+    let anonymous = within("connect", builder().connect(&server.connect_string()))
+        .await
+        .unwrap();
+    for path in [&by_sasl, &by_cert] {
+        let refused = within("get", anonymous.get_data(path)).await;
+        assert!(
+            matches!(
+                refused,
+                Err(Error::Keeper(shepherd_client::ErrorCode::NoAuth))
+            ),
+            "{path}: {refused:?}"
+        );
+    }
+    within("close", anonymous.close()).await.unwrap();
+    within("close", client.close()).await.unwrap();
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_refuses_a_wrong_sasl_password_as_auth_failed() {
+    let pki = pki();
+    let (server, secure) = secured_server(&pki).await;
+    let wrong = within(
+        "connect",
+        mutual(&pki)
+            .sasl_digest_md5("alice", "not-her-password")
+            .connect(&secure),
+    )
+    .await;
+    assert!(matches!(wrong, Err(Error::AuthFailed)), "{wrong:?}");
+    let unknown = within(
+        "connect",
+        builder()
+            .sasl_digest_md5("mallory", "x")
+            .connect(&server.connect_string()),
+    )
+    .await;
+    assert!(matches!(unknown, Err(Error::AuthFailed)), "{unknown:?}");
+    // Nobody else was touched: a TLS session still works.
+    let fine = within("connect", mutual(&pki).connect(&secure))
+        .await
+        .unwrap();
+    within("exists", fine.exists("/")).await.unwrap();
+    within("close", fine.close()).await.unwrap();
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_tls_refuses_an_untrusted_client_certificate() {
+    let pki = pki();
+    let (server, secure) = secured_server(&pki).await;
+    let untrusted = builder().tls_ca_pem(&pki.ca_pem).tls_identity_pem(
+        &pki.untrusted_client.cert_pem,
+        &pki.untrusted_client.key_pem,
+    );
+    let result = within("connect", untrusted.connect(&secure)).await;
+    assert!(matches!(result, Err(Error::Io(_))), "{result:?}");
+    server.shutdown().await;
 }
 
 /// Retries `exists` through the ConnectionLoss of calls racing a cut, until one succeeds on a
@@ -205,13 +327,7 @@ async fn real_zookeeper_with_sasl_digest_md5() {
     .await
     .expect("an authenticated session");
     let path = unique("sasl");
-    let only_user = CreateOptions::persistent().with_acl(vec![Acl {
-        perms: perms::ALL,
-        id: Id {
-            scheme: "sasl".into(),
-            id: user.clone(),
-        },
-    }]);
+    let only_user = only("sasl", &user);
     within("create", client.create(&path, b"mine", &only_user))
         .await
         .unwrap();

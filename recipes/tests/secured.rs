@@ -1,7 +1,9 @@
 //! The lock recipes over secured connections, unchanged: the Curator-style mutex under
-//! contention, every session over mutual TLS (and SASL DIGEST-MD5 where the server offers it).
+//! contention, every session over mutual TLS and authenticated with SASL DIGEST-MD5, the lock's
+//! node readable only by the SASL identity.
 //!
-//! * Always: through testkit's `TlsFront` (the test certificates before the embedded server).
+//! * Always: Shepherd's embedded server with TLS on its secure port (client certificates
+//!   needed) and a SASL user.
 //! * With `SHEPHERD_REAL_ZK_TLS` (and `SHEPHERD_SECURE_DIR`), as `.ci/real-zk-secure.sh`
 //!   exports them: real ZooKeeper's `secureClientPort`, with SASL as well when
 //!   `SHEPHERD_REAL_ZK_SASL` says the server has the JAAS users (`SHEPHERD_SASL_USER`,
@@ -12,27 +14,33 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use shepherd_client::{Acl, Id, perms};
 use shepherd_client::{Client, ClientBuilder, CreateOptions};
 use shepherd_recipes::{Guard, Lock, LockKind};
-use shepherd_server::tls::TestPki;
-use shepherd_testkit::{TlsFront, embedded, unique, within};
+use shepherd_server::tls::{ServerTls, TestPki};
+use shepherd_testkit::{embedded_builder, unique, within};
 
 const CLIENTS: usize = 3;
 const ROUNDS: usize = 3;
 
 /// Three secured sessions take the mutex in turn; returns the acquisitions, after checking
-/// that no two held it at once.
-async fn contend(secure: impl Fn() -> ClientBuilder, connect: &str) -> usize {
+/// that no two held it at once. With `owner`, the lock's parent node is readable and writable
+/// by that identity only.
+async fn contend(secure: impl Fn() -> ClientBuilder, connect: &str, owner: Option<Id>) -> usize {
     let setup = within("connect", secure().connect(connect))
         .await
         .expect("a secured session");
     let path = unique("secured-mutex");
-    within(
-        "root",
-        setup.create(&path, b"", &CreateOptions::persistent()),
-    )
-    .await
-    .unwrap();
+    let root = match owner {
+        Some(id) => CreateOptions::persistent().with_acl(vec![Acl {
+            perms: perms::ALL,
+            id,
+        }]),
+        None => CreateOptions::persistent(),
+    };
+    within("root", setup.create(&path, b"", &root))
+        .await
+        .unwrap();
     let inside = Arc::new(AtomicUsize::new(0));
     let done = Arc::new(AtomicUsize::new(0));
     let mut tasks = Vec::new();
@@ -75,20 +83,30 @@ fn base() -> ClientBuilder {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_mutex_over_mutual_tls() {
-    let server = embedded().await;
+async fn the_mutex_over_tls_and_sasl_on_the_embedded_server() {
     let pki = TestPki::generate().expect("test certificates");
-    let front = TlsFront::start(&server.connect, &pki).await;
+    let tls = ServerTls::from_pem(pki.server.cert_pem.clone(), pki.server.key_pem.clone())
+        .client_ca_pem(pki.ca_pem.clone());
+    let server = embedded_builder()
+        .tls(tls)
+        .sasl_user("alice", "alice-secret")
+        .start()
+        .await
+        .expect("the secured server starts");
+    let secure_addr = server.secure_addr().expect("a secure port").to_string();
     let secure = || {
         base()
             .tls_ca_pem(&pki.ca_pem)
             .tls_identity_pem(&pki.client.cert_pem, &pki.client.key_pem)
+            .sasl_digest_md5("alice", "alice-secret")
     };
-    assert_eq!(contend(secure, &front.addr).await, CLIENTS * ROUNDS);
-    assert!(
-        front.handshakes() > CLIENTS,
-        "every session came through TLS"
-    );
+    let owner = Id {
+        scheme: "sasl".into(),
+        id: "alice".into(),
+    };
+    let taken = contend(secure, &secure_addr, Some(owner)).await;
+    assert_eq!(taken, CLIENTS * ROUNDS);
+    server.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -115,5 +133,9 @@ async fn the_mutex_on_secured_real_zookeeper() {
             tls
         }
     };
-    assert_eq!(contend(secure, &addr).await, CLIENTS * ROUNDS);
+    let owner = sasl.then(|| Id {
+        scheme: "sasl".into(),
+        id: user.clone(),
+    });
+    assert_eq!(contend(secure, &addr, owner).await, CLIENTS * ROUNDS);
 }
