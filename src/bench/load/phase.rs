@@ -4,8 +4,10 @@
 //! Each session owns the nodes whose index is its own number modulo the session count, and
 //! keeps at most `in_flight` requests outstanding on its one connection (pipelined: the client
 //! sends without waiting for earlier replies). Closed loop (no rate): a request is sent as soon
-//! as one returns, and its latency runs from sending to reply. Open loop (a rate): request `j`
-//! of a session is *scheduled* at `start + j / (rate / sessions)`, and its latency runs from
+//! as one returns, and its latency runs from sending to reply. Open loop (a rate R over N
+//! sessions): request `j` of session `k` is *scheduled* at `start + (j · N + k) / R`, so the
+//! sessions' requests interleave into one even stream of R per second (not N at once every
+//! N / R), and its latency runs from
 //! that scheduled instant, so a server that falls behind shows as latency rather than hiding
 //! behind fewer requests sent (coordinated omission); the in-flight cap still holds, and a
 //! request that waits for it counts that wait too.
@@ -209,7 +211,11 @@ impl Drive {
                 every,
                 extent,
             };
-            tasks.spawn(async move { session(&client, &plan, paths, &value).await });
+            // Session `number` starts `number / sessions` of a gap late, so that the sessions'
+            // requests interleave into one even stream of `rate` per second rather than
+            // arriving together, one from every session, once per gap.
+            let offset = every.map(|every| every.mul_f64(number as f64 / sessions as f64));
+            tasks.spawn(async move { session(&client, &plan, offset, paths, &value).await });
         }
         let mut sample = Sample::default();
         while let Some(joined) = tasks.join_next().await {
@@ -254,9 +260,18 @@ impl Plan {
 }
 
 /// One session's share of a phase.
-async fn session(client: &Client, plan: &Plan, paths: Vec<String>, value: &[u8]) -> Sample {
+///
+/// Open loop, its request `j` is due at `start + offset + j · every`.
+async fn session(
+    client: &Client,
+    plan: &Plan,
+    offset: Option<Duration>,
+    paths: Vec<String>,
+    value: &[u8],
+) -> Sample {
     let Plan { start, every, .. } = *plan;
     sleep_until(start).await;
+    let first = start + offset.unwrap_or_default();
     if paths.is_empty() {
         return Sample::default();
     }
@@ -269,7 +284,7 @@ async fn session(client: &Client, plan: &Plan, paths: Vec<String>, value: &[u8])
         .then(|j| async move {
             let due = match every {
                 Some(every) => {
-                    let due = start + every.mul_f64(j as f64);
+                    let due = first + every.mul_f64(j as f64);
                     sleep_until(due).await;
                     due
                 }
