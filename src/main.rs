@@ -157,6 +157,9 @@ fn main() -> ExitCode {
         Command::Bench {
             bench: bench::Bench::Scale(args),
         } => bench::scale::main(&args),
+        Command::Bench {
+            bench: bench::Bench::Connect(args),
+        } => bench::connect::main(&args),
         Command::Client(command) => cli::main(&command),
         Command::Tls { tls } => cli::tls::main(&tls),
     }
