@@ -177,7 +177,9 @@ impl AuthSettings {
             Vec::new()
         };
         for scheme in &enforce_schemes {
-            let known = scheme == "digest" || scheme == "ip" || self.providers.contains(scheme);
+            // x509 is always registered here: TLS connections carry it (docs/security.md).
+            let known = ["digest", "ip", "x509"].contains(&scheme.as_str())
+                || self.providers.contains(scheme);
             if !known {
                 return Err(format!(
                     "authentication scheme {scheme} is not available (enforce.auth.schemes); \
@@ -247,6 +249,11 @@ mod tests {
             ("enforce.auth.schemes", "sasl"),
         ]);
         assert!(s.resolve().unwrap_err().contains("sasl is not available"));
+        let (s, _) = apply(&[
+            ("enforce.auth.enabled", "true"),
+            ("enforce.auth.schemes", "x509"),
+        ]);
+        assert_eq!(s.resolve().unwrap().enforce_schemes, ["x509"]);
         let (s, _) = apply(&[
             ("enforce.auth.enabled", "false"),
             ("enforce.auth.schemes", "sasl"),
