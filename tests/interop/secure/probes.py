@@ -188,23 +188,32 @@ JAVA_CP = ":".join(
 )
 
 
-def zkcli(addr, commands, secure_dir, tls=False, jaas=None):
+def zkcli(addr, commands, secure_dir, tls=False, jaas=None, pem=False):
     """Runs Debian's ZooKeeper 3.8 Java client (ZooKeeperMain, what zkCli.sh runs) with
-    commands on stdin; returns (exit status, output lines without log noise)."""
+    commands on stdin; returns (exit status, output lines without log noise). With tls, the
+    key and trust stores are PKCS#12, or with pem ZooKeeper's PEM stores (the key and the
+    certificate in one file; the CA certificate)."""
     props = ["-Dzookeeper.sasl.client=" + ("true" if jaas else "false")]
     if jaas:
         props.append("-Djava.security.auth.login.config=" + os.path.join(secure_dir, jaas))
     if tls:
+        if pem:
+            key, trust, kind = "client-keystore.pem", "ca.pem", "PEM"
+        else:
+            key, trust, kind = "client.p12", "truststore.p12", "PKCS12"
         props += [
             "-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty",
             "-Dzookeeper.client.secure=true",
-            "-Dzookeeper.ssl.keyStore.location=" + os.path.join(secure_dir, "client.p12"),
-            "-Dzookeeper.ssl.keyStore.password=" + PASSWORD,
-            "-Dzookeeper.ssl.keyStore.type=PKCS12",
-            "-Dzookeeper.ssl.trustStore.location=" + os.path.join(secure_dir, "truststore.p12"),
-            "-Dzookeeper.ssl.trustStore.password=" + PASSWORD,
-            "-Dzookeeper.ssl.trustStore.type=PKCS12",
+            "-Dzookeeper.ssl.keyStore.location=" + os.path.join(secure_dir, key),
+            "-Dzookeeper.ssl.keyStore.type=" + kind,
+            "-Dzookeeper.ssl.trustStore.location=" + os.path.join(secure_dir, trust),
+            "-Dzookeeper.ssl.trustStore.type=" + kind,
         ]
+        if not pem:
+            props += [
+                "-Dzookeeper.ssl.keyStore.password=" + PASSWORD,
+                "-Dzookeeper.ssl.trustStore.password=" + PASSWORD,
+            ]
     cmd = [
         "java",
         "-Xmx128m",

@@ -158,6 +158,18 @@ def zkcli_tls(s):
     )
 
 
+def zkcli_tls_pem(s):
+    return _zkcli_case(
+        s,
+        s.tls,
+        ["whoami", "create ROOT/zkcli-pem hello-pem", "get ROOT/zkcli-pem",
+         "delete ROOT/zkcli-pem"],
+        ["x509: " + SUBJECT, "hello-pem", "Created ROOT/zkcli-pem"],
+        tls=True,
+        pem=True,
+    )
+
+
 def zkcli_sasl(s):
     return _zkcli_case(
         s,
@@ -250,6 +262,8 @@ CASES = [
     Case("main", "kazoo", TLS, "x509 ACL, get, whoami; another certificate gets NoAuth",
          kazoo_tls, False),
     Case("main", "zkCli (Netty)", TLS, "whoami, create, get, getAcl, delete", zkcli_tls, False),
+    Case("main", "zkCli (Netty, PEM stores)", TLS, "whoami, create, get, delete", zkcli_tls_pem,
+         False),
     Case("main", "kazoo", SASL, "DIGEST-MD5, sasl ACL, get, whoami; anonymous gets NoAuth",
          kazoo_sasl, False),
     Case("main", "zkCli (JAAS Client)", SASL, "whoami, create with a sasl ACL, getAcl",
