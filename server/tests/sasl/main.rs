@@ -169,3 +169,28 @@ async fn a_jaas_file_without_a_server_section_stops_the_start() {
         .expect_err("refused");
     assert!(err.to_string().contains("absent.conf"), "{err}");
 }
+
+/// A flood of sasl tokens, pipelined: the first gets the challenge, the second (not a digest
+/// response) AuthFailed, then the close; nothing after is answered, and another session is
+/// served throughout.
+#[tokio::test]
+async fn a_sasl_flood_ends_with_the_connection() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let server = Server::builder()
+        .jaas_file(jaas_file(&dir, JAAS))
+        .start()
+        .await
+        .expect("server starts");
+    let mut attacker = session(&server).await;
+    let mut bystander = session(&server).await;
+    for _ in 0..1_000 {
+        attacker.send(&sasl(Vec::new())).await;
+    }
+    let first = attacker.next().await.expect("the challenge");
+    assert_eq!(reply_header(&first).err, 0);
+    let second = attacker.next().await.expect("the refusal");
+    assert_eq!(reply_header(&second).err, -115, "AuthFailed");
+    assert!(attacker.closed().await, "closed after AuthFailed");
+    assert_eq!(reply_header(&bystander.call(&get_data("/")).await).err, 0);
+    server.shutdown().await;
+}
