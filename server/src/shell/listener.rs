@@ -41,11 +41,13 @@ pub(super) async fn accept_loop(
         Some(secure) if tls.unified() => Some((secure, true)),
         _ => None,
     };
-    serve(listener, shared, (shutdown, member), tracker, secure).await;
+    serve(listener, shared, (shutdown, member), tracker, secure, false).await;
 }
 
 /// Accepts TLS connections on the secure port (`secureClientPort`) for member 1; with
-/// `client.portUnification` plain ones too.
+/// `client.portUnification` plain ones too. The loop lives until `shutdown`, across restarts;
+/// each connection belongs to the generation current when it was accepted, so that a restart
+/// drops TLS connections as it drops plain ones (`restart.rs`).
 pub(super) async fn secure_accept_loop(
     listener: TcpListener,
     shared: Arc<Shared>,
@@ -60,6 +62,7 @@ pub(super) async fn secure_accept_loop(
         (shutdown, 1),
         tracker,
         Some((secure, unified)),
+        true,
     )
     .await;
 }
@@ -70,6 +73,7 @@ async fn serve(
     (shutdown, member): (CancellationToken, u64),
     tracker: TaskTracker,
     secure: Option<(Arc<Secure>, bool)>,
+    follow_generation: bool,
 ) {
     let mut refusals = RefusalLog::default();
     loop {
@@ -81,14 +85,21 @@ async fn serve(
             Ok((socket, peer)) => {
                 let _ = socket.set_nodelay(true);
                 let limit = shared.config.max_client_cnxns;
+                let generation;
+                let parent = if follow_generation {
+                    generation = shared.generation.lock().clone();
+                    &generation
+                } else {
+                    &shutdown
+                };
                 let spawned = match &secure {
                     None => {
-                        conn::spawn(&shared, &tracker, &shutdown, socket, (peer, member), limit)
+                        conn::spawn(&shared, &tracker, parent, socket, (peer, member), limit)
                     }
                     Some((secure, unified)) => conn::spawn_upgraded(
                         &shared,
                         &tracker,
-                        &shutdown,
+                        parent,
                         secure.clone().accept(socket, peer, *unified),
                         (peer, member),
                         limit,

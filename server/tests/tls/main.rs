@@ -385,3 +385,53 @@ async fn a_stalled_handshake_is_dropped() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_restart_drops_tls_sessions_and_serves_tls_again() {
+    let pki = TestPki::generate().expect("pki");
+    let server = server(&pki, |t| t).await;
+    let before = tls_word(&pki, secure(&server), Some(&pki.client), b"srvr").await;
+    assert!(before.is_some());
+    let client = tls_client(&pki, secure(&server), Some(&pki.client))
+        .await
+        .expect("a TLS session");
+    tokio::time::timeout(BOUND, server.restart())
+        .await
+        .expect("the restart does not wait on TLS connections")
+        .expect("restarted");
+    // The session's client reconnects over TLS on its own.
+    assert!(
+        client
+            .exists("/")
+            .await
+            .expect("exists after the restart")
+            .is_some()
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_per_address_limit_counts_tls_connections() {
+    let pki = TestPki::generate().expect("pki");
+    let tls = ServerTls::from_pem(pki.server.cert_pem.clone(), pki.server.key_pem.clone());
+    let server = Server::builder()
+        .tls(tls)
+        .max_client_connections(1)
+        .start()
+        .await
+        .expect("server starts");
+    let first = tls_client(&pki, secure(&server), None)
+        .await
+        .expect("the first TLS session");
+    // A second connection from the same address is closed before its handshake.
+    let tcp = TcpStream::connect(secure(&server)).await.expect("connect");
+    assert!(closed(tcp).await);
+    assert!(
+        first
+            .exists("/")
+            .await
+            .expect("the first goes on")
+            .is_some()
+    );
+    server.shutdown().await;
+}
