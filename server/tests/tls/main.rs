@@ -435,3 +435,31 @@ async fn the_per_address_limit_counts_tls_connections() {
     );
     server.shutdown().await;
 }
+
+/// Against real ZooKeeper 3.8 when `SHEPHERD_REAL_ZK_TLS` (its secureClientPort) and
+/// `SHEPHERD_SECURE_DIR` (the test certificates it was started with, `.ci/real-zk-secure.sh`)
+/// are set: its `whoami` names our client certificate exactly as Shepherd does.
+#[tokio::test]
+async fn real_zookeeper_names_the_client_certificate_as_shepherd_does() {
+    let (Ok(addr), Ok(dir)) = (
+        std::env::var("SHEPHERD_REAL_ZK_TLS"),
+        std::env::var("SHEPHERD_SECURE_DIR"),
+    ) else {
+        eprintln!("SHEPHERD_REAL_ZK_TLS or SHEPHERD_SECURE_DIR not set: skipped");
+        return;
+    };
+    let read = |name: &str| std::fs::read(format!("{dir}/{name}")).expect("a test certificate");
+    let client = Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .tls_ca_pem(read("ca.pem"))
+        .tls_identity_pem(read("client.pem"), read("client-key.pem"))
+        .connect(&addr)
+        .await
+        .expect("a TLS session with real ZooKeeper");
+    let who = client.who_am_i().await.expect("whoami");
+    assert!(
+        who.iter()
+            .any(|c| c.auth_scheme == "x509" && c.user == CLIENT_SUBJECT),
+        "{who:?}"
+    );
+}
