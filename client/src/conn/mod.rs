@@ -6,8 +6,10 @@
 //!   their replies must come back in that order; anything else is a protocol error that drops
 //!   the connection;
 //! * when a connection drops, every request sent on it fails with `ConnectionLoss`; nothing is
-//!   re-sent. The task then reconnects with the same session id and password, re-sends the
-//!   credentials and re-arms the watches (setWatches with the last zxid seen);
+//!   re-sent. The task then reconnects with the same session id and password, runs the SASL
+//!   exchange when configured (before anything else on the connection, `attempt.rs`), re-sends
+//!   the credentials and re-arms the watches (setWatches with the last zxid seen);
+//! * refused SASL credentials end the session as AuthFailed, on any connection;
 //! * a handshake that says "invalid session" makes the session Expired, for good;
 //! * once terminal, the task fails everything queued, closes the command channel and ends.
 //!
