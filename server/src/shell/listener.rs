@@ -93,9 +93,7 @@ async fn serve(
                     &shutdown
                 };
                 let spawned = match &secure {
-                    None => {
-                        conn::spawn(&shared, &tracker, parent, socket, (peer, member), limit)
-                    }
+                    None => conn::spawn(&shared, &tracker, parent, socket, (peer, member), limit),
                     Some((secure, unified)) => conn::spawn_upgraded(
                         &shared,
                         &tracker,
