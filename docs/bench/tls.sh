@@ -11,9 +11,8 @@
 # Builds the release binary first unless --no-build (SHEPHERD overrides the binary). Writes
 # OUT_DIR/zookeeper.csv, OUT_DIR/shepherd.csv and OUT_DIR/table.md (default OUT_DIR: a fresh
 # directory under /tmp, printed). SESSIONS (default 1000) sessions are measured per mode and
-# concurrency after WARMUP (default 500) uncounted ones. Both servers are durable (ZooKeeper's
-# default forceSync=yes; Shepherd with --data-dir): createSession and closeSession are
-# transactions in both. ZooKeeper's JVM runs with the JVM's defaults, as Debian's package runs
+# concurrency after WARMUP (default 500) uncounted ones. Neither server fsyncs (see below).
+# ZooKeeper's JVM runs with the JVM's defaults, as Debian's package runs
 # it (not .ci/real-zk.sh's quick-start options). Takes about 2 minutes after the build.
 set -euo pipefail
 
@@ -36,7 +35,18 @@ SHEPHERD_BIN=$shepherd REAL_ZK_NO_START=1 source "$root/.ci/real-zk-secure.sh"
 REAL_ZK_JAVA_OPTS=()
 # ssl.clientAuth=want instead of need: the `tls` mode connects without a client certificate.
 eval "$(declare -f real_zk_secure_keys | sed '1s/^real_zk_secure_keys/_bench_keys_need/')"
-real_zk_secure_keys() { _bench_keys_need "$@" | sed 's/^ssl\.clientAuth=need$/ssl.clientAuth=want/'; }
+# ssl.protocol, ssl.enabledProtocols and ssl.ciphersuites: ZooKeeper 3.8 defaults to TLSv1.2
+# and to TLS 1.2 cipher suites only (`X509Util.java`); the benchmark measures TLS 1.3 on both.
+real_zk_secure_keys() {
+  _bench_keys_need "$@" | sed 's/^ssl\.clientAuth=need$/ssl.clientAuth=want/'
+  printf '%s\n' ssl.protocol=TLSv1.3 ssl.enabledProtocols=TLSv1.3 \
+    ssl.ciphersuites=TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384,TLS_CHACHA20_POLY1305_SHA256
+}
+# forceSync=no on ZooKeeper, and Shepherd without --data-dir: createSession and closeSession
+# are transactions, and two fsyncs per session (tens of ms on this disk) would hide the
+# handshake this benchmark is about.
+eval "$(declare -f _real_zk_secure_cfg | sed '1s/^_real_zk_secure_cfg/_bench_zk_cfg/')"
+_real_zk_secure_cfg() { _bench_zk_cfg "$@"; echo forceSync=no >>"$1"; }
 
 SHEPHERD_SECURE_DIR=$work/certs
 SHEPHERD_BIN=$shepherd real_zk_secure_material "$SHEPHERD_SECURE_DIR"
@@ -65,7 +75,7 @@ tls_port=$(_real_zk_free_port)
   echo "secureClientPortAddress=127.0.0.1"
   real_zk_secure_keys "$SHEPHERD_SECURE_DIR"
 } >"$work/shepherd.cfg"
-"$shepherd" serve --bind 127.0.0.1 --port 0 --config "$work/shepherd.cfg" --data-dir "$work/data" \
+"$shepherd" serve --bind 127.0.0.1 --port 0 --config "$work/shepherd.cfg" \
   >"$work/shepherd.out" 2>"$work/shepherd.log" </dev/null &
 shepherd_pid=$!
 plain=
