@@ -65,11 +65,15 @@ impl DigestMd5Client {
     /// # Errors
     /// [`SaslError::Malformed`], [`SaslError::Missing`], [`SaslError::Repeated`] or
     /// [`SaslError::Unacceptable`] for a challenge this client cannot answer (no `auth` qop, an
-    /// algorithm other than `md5-sess`, oversized); [`SaslError::BadServerProof`] for a wrong
+    /// algorithm other than `md5-sess`) or any token longer than [`MAX_CHALLENGE_LEN`]; [`SaslError::BadServerProof`] for a wrong
     /// `rspauth`; [`SaslError::Finished`] for a token after the end. After an error the
     /// exchange is over.
     pub fn step(&mut self, token: &[u8]) -> Result<ClientStep, SaslError> {
         let state = std::mem::replace(&mut self.state, State::Over);
+        // Every server token, `rspauth` included, is bounded by RFC 2831's challenge size.
+        if token.len() > MAX_CHALLENGE_LEN {
+            return Err(SaslError::Unacceptable("challenge length"));
+        }
         match state {
             State::Start { password } => {
                 let (response, rspauth) = self.respond(token, &password)?;
@@ -89,9 +93,6 @@ impl DigestMd5Client {
     }
 
     fn respond(&self, challenge: &[u8], password: &str) -> Result<(Vec<u8>, [u8; 32]), SaslError> {
-        if challenge.len() > MAX_CHALLENGE_LEN {
-            return Err(SaslError::Unacceptable("challenge length"));
-        }
         let d = Directives::parse(challenge)?;
         let nonce = d.required("nonce")?;
         // Several realms may be offered; the first is taken, and ZooKeeper offers one.
@@ -110,11 +111,7 @@ impl DigestMd5Client {
         if !d.required("algorithm")?.eq_ignore_ascii_case(b"md5-sess") {
             return Err(SaslError::Unacceptable("algorithm"));
         }
-        let utf8 = match d.single("charset")? {
-            None => false,
-            Some(c) if c.eq_ignore_ascii_case(b"utf-8") => true,
-            Some(_) => return Err(SaslError::Unacceptable("charset")),
-        };
+        let utf8 = d.utf8_charset()?;
         let encode = |s: &str| {
             if utf8 {
                 s.as_bytes().to_vec()

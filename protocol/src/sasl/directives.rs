@@ -124,6 +124,20 @@ impl Directives {
         self.single(name)?.ok_or(SaslError::Missing(name))
     }
 
+    /// Whether the message agrees on UTF-8: `charset=utf-8` (any case) → `true`, absent →
+    /// `false` (ISO-8859-1, RFC 2831 §2.1.1).
+    ///
+    /// # Errors
+    /// [`SaslError::Repeated`] when `charset` appears twice, [`SaslError::Unacceptable`] for any
+    /// other value (UTF-8 is the only one RFC 2831 allows).
+    pub(crate) fn utf8_charset(&self) -> Result<bool, SaslError> {
+        match self.single("charset")? {
+            None => Ok(false),
+            Some(c) if c.eq_ignore_ascii_case(b"utf-8") => Ok(true),
+            Some(_) => Err(SaslError::Unacceptable("charset")),
+        }
+    }
+
     /// Every value of directive `name`, in order (for `realm`, which a challenge may repeat).
     pub(crate) fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a [u8]> + 'a {
         self.entries

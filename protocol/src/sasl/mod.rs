@@ -18,8 +18,9 @@
 //! ([`DigestParams::zookeeper`]: realm `zk-sasl-md5`, `zookeeper/zk-sasl-md5`; ZooKeeper 3.8
 //! `ZooKeeperSaslServer.java` and `SecurityUtils.java`), not the host's name.
 //!
-//! Invariants: no input panics; a server refuses tokens longer than RFC 2831's 4096 bytes
-//! before parsing; each state machine holds a bounded amount of state (its nonce, a user name and
+//! Invariants: no input panics; every token is checked against RFC 2831's bound before it is
+//! parsed (a server refuses any token longer than [`MAX_RESPONSE_LEN`], a client any longer than
+//! [`MAX_CHALLENGE_LEN`], `rspauth` included); each state machine holds a bounded amount of state (its nonce, a user name and
 //! a 16-byte hash); digests are compared in constant time.
 
 mod client;
@@ -81,7 +82,7 @@ pub enum SaslError {
     #[error("DIGEST-MD5 directive {0} is repeated")]
     Repeated(&'static str),
     /// A directive has a value this side does not accept (a foreign nonce or realm, a qop other
-    /// than `auth`, an `nc` other than 1, another `digest-uri`, a response that is not 32 hex
+    /// than `auth`, an `nc` other than 1 (an absent `nc` counts as 1), another `digest-uri`, a response that is not 32 hex
     /// digits, an oversized token).
     #[error("DIGEST-MD5 directive {0} has an unacceptable value")]
     Unacceptable(&'static str),

@@ -61,9 +61,11 @@ impl DigestMd5Server {
     ///
     /// Ordering: the first token gets the challenge (clients send it empty; its content is
     /// ignored, as ZooKeeper does); the second is the digest response and gets `rspauth`.
+    /// Every token longer than [`MAX_RESPONSE_LEN`] is refused before it is looked at.
     ///
     /// # Errors
-    /// Any [`SaslError`]: malformed, missing, repeated or unacceptable directives, an unknown
+    /// Any [`SaslError`]: an oversized token, malformed, missing, repeated or unacceptable
+    /// directives, an unknown
     /// user or a wrong password ([`SaslError::BadCredentials`]), or a token after the end
     /// ([`SaslError::Finished`]). After an error the exchange is over.
     pub fn step<F, P>(&mut self, token: &[u8], password_of: F) -> Result<ServerStep, SaslError>
@@ -72,11 +74,17 @@ impl DigestMd5Server {
         P: AsRef<str>,
     {
         let state = std::mem::replace(&mut self.state, State::Over);
+        // Every token, the ignored first one included: a peer cannot make the caller hold
+        // more than RFC 2831's bound.
+        if token.len() > MAX_RESPONSE_LEN {
+            return Err(SaslError::Unacceptable("response length"));
+        }
         match state {
             State::Start => {
                 // DIGEST-MD5 has no initial response. ZooKeeper 3.8 answers the challenge
-                // whatever the first token holds (checked against a real server), so its
-                // content is ignored here too.
+                // whatever the first token holds (checked against a real server: a non-empty
+                // token, even a whole digest response, gets the challenge), so its content is
+                // ignored here too.
                 let _ = token;
                 self.state = State::Challenged;
                 Ok(ServerStep::Challenge(self.challenge()))
@@ -102,15 +110,8 @@ impl DigestMd5Server {
         F: FnOnce(&str) -> Option<P>,
         P: AsRef<str>,
     {
-        if token.len() > MAX_RESPONSE_LEN {
-            return Err(SaslError::Unacceptable("response length"));
-        }
         let d = Directives::parse(token)?;
-        let utf8 = match d.single("charset")? {
-            None => false,
-            Some(c) if c.eq_ignore_ascii_case(b"utf-8") => true,
-            Some(_) => return Err(SaslError::Unacceptable("charset")),
-        };
+        let utf8 = d.utf8_charset()?;
         let username = d.required("username")?;
         let realm = d.single("realm")?.unwrap_or(b"");
         if realm != self.params.realm.as_bytes() {
@@ -120,10 +121,13 @@ impl DigestMd5Server {
             return Err(SaslError::Unacceptable("nonce"));
         }
         let cnonce = d.required("cnonce")?;
-        let nc = d.required("nc")?;
-        if nc != b"00000001" {
-            return Err(SaslError::Unacceptable("nc"));
-        }
+        // The first and only use of the nonce. The JDK's DIGEST-MD5 server, which ZooKeeper 3.8
+        // runs, also takes a response without `nc` and hashes it as 00000001 (checked against a
+        // real server).
+        let nc = match d.single("nc")? {
+            None | Some(b"00000001") => b"00000001".as_slice(),
+            Some(_) => return Err(SaslError::Unacceptable("nc")),
+        };
         if let Some(qop) = d.single("qop")? {
             if !qop.eq_ignore_ascii_case(b"auth") {
                 return Err(SaslError::Unacceptable("qop"));

@@ -309,3 +309,56 @@ fn zookeeper_38_exchange() {
     );
     assert_eq!(client.step(ZK_RSPAUTH), Ok(ClientStep::Complete));
 }
+
+/// A response without `nc` is hashed as `nc=00000001`, as the JDK's DIGEST-MD5 server that
+/// ZooKeeper 3.8 runs takes it (checked against a real server): pure-sasl's response with its
+/// `nc` removed gets the same rspauth.
+#[test]
+fn absent_nc_counts_as_one() {
+    let mut server = DigestMd5Server::new(DigestParams::zookeeper(), NONCE.into());
+    assert!(matches!(
+        server.step(b"", bob),
+        Ok(ServerStep::Challenge(_))
+    ));
+    let text = String::from_utf8(PURE_SASL_RESPONSE.to_vec()).unwrap();
+    let without_nc = text.replace("nc=00000001,", "");
+    assert_ne!(text, without_nc);
+    assert_eq!(
+        server.step(without_nc.as_bytes(), bob),
+        Ok(ServerStep::Done {
+            token: b"rspauth=37ffad3a33b8cbcc431d9f374e3c13c0".to_vec(),
+            user: "bob".into()
+        })
+    );
+}
+
+/// The length cap holds for every token: the server's ignored first one and the client's
+/// `rspauth`, not only the digest response and the challenge.
+#[test]
+fn every_token_is_capped() {
+    let mut server = DigestMd5Server::new(DigestParams::zookeeper(), NONCE.into());
+    assert_eq!(
+        server.step(&vec![b'a'; MAX_RESPONSE_LEN + 1], bob),
+        Err(SaslError::Unacceptable("response length"))
+    );
+    assert!(server.is_over());
+
+    let mut client = DigestMd5Client::new(
+        DigestParams::zookeeper(),
+        "bob",
+        "bobsecret",
+        "5772156649015329",
+    );
+    let challenge =
+        format!(r#"realm="zk-sasl-md5",nonce="{NONCE}",charset=utf-8,algorithm=md5-sess"#);
+    assert!(matches!(
+        client.step(challenge.as_bytes()),
+        Ok(ClientStep::Respond(_))
+    ));
+    let mut rspauth = b"rspauth=37ffad3a33b8cbcc431d9f374e3c13c0,x=\"".to_vec();
+    rspauth.resize(MAX_CHALLENGE_LEN + 1, b'a');
+    assert_eq!(
+        client.step(&rspauth),
+        Err(SaslError::Unacceptable("challenge length"))
+    );
+}
