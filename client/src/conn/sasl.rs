@@ -19,6 +19,7 @@ use std::io;
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use rand::TryRngCore;
 use shepherd_protocol::sasl::{ClientStep, DigestMd5Client, DigestParams, SaslError};
 use shepherd_protocol::{
     ErrorCode, Frame, OpCode, Reply, Request, Response, SaslToken, decode_reply,
@@ -51,7 +52,7 @@ pub(crate) async fn authenticate<S>(
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let cnonce = fresh_cnonce();
+    let cnonce = fresh_cnonce()?;
     let mut mechanism = DigestMd5Client::new(
         DigestParams::zookeeper(),
         options.username.clone(),
@@ -120,9 +121,18 @@ fn refused(host: &str, e: &SaslError) -> Error {
 }
 
 /// A client nonce: 128 random bits as hex (RFC 2831 §2.1.2 wants it unpredictable and fresh).
-fn fresh_cnonce() -> String {
-    let bytes: [u8; 16] = rand::random();
+/// Drawn straight from the OS random source, as the server draws its secrets: the nonce is
+/// what keeps a captured response from being replayed, so it must not come from a user-space
+/// generator whose state could be shared or predicted.
+///
+/// # Errors
+/// [`Error::Io`] when the OS random source fails.
+fn fresh_cnonce() -> Result<String, Error> {
+    let mut bytes = [0u8; 16];
+    rand::rngs::OsRng
+        .try_fill_bytes(&mut bytes)
+        .map_err(|e| io::Error::other(format!("OS random source: {e}")))?;
     let nonce: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     debug!("SASL DIGEST-MD5 exchange starting");
-    nonce
+    Ok(nonce)
 }

@@ -118,6 +118,11 @@ pub struct CoreConfig {
     /// id (the core reads no randomness) and survives a restart with the same secret. A shell
     /// must pass 32 random bytes (kept in the data directory for a durable server).
     pub session_secret: [u8; 32],
+    /// Mixed into every SASL nonce beside `session_secret` (`sasl.rs`). The shell draws 32 new
+    /// bytes from the OS at every process start: the session secret is kept in the data
+    /// directory, so without this a restarted server whose wall clock went back could derive a
+    /// nonce it had already issued.
+    pub boot_salt: [u8; 32],
     /// Record every txn as ZooKeeper 3.8 logs it (and keep the tree digest), for
     /// [`Core::take_log`]. Off by default: an in-memory server does no such work.
     pub log_txns: bool,
@@ -138,6 +143,7 @@ impl Default for CoreConfig {
             max_never_used_interval_ms: 0,
             initial_zxid: 0,
             session_secret: [0x5e; 32],
+            boot_salt: [0; 32],
             log_txns: false,
             auth: AuthPolicy::default(),
         }

@@ -5,8 +5,9 @@
 //! server's `rspauth` ends it and adds `sasl:<user>` (and `super` for a `superUser`). A failed
 //! exchange is answered `AuthFailed` (or `SessionClosedRequireSaslAuth` when `enforce.auth`
 //! names `sasl`), with zxid 0 and a null token, and the connection is closed; the session lives
-//! on until it expires, as on ZooKeeper. A sasl token after a completed exchange closes the
-//! connection without a reply (ZooKeeper's SASL server throws outside its error handling).
+//! on until it expires, as on ZooKeeper. A sasl token after a completed exchange is a failed
+//! exchange too (the JDK's DIGEST-MD5 server throws a `SaslException`, which ZooKeeper 3.8
+//! answers as above; checked against a real server).
 //!
 //! Invariants: the per-connection state is one boxed exchange (a nonce and fixed parameters),
 //! created on the first token and never replaced, so a flood of sasl requests costs nothing
@@ -71,20 +72,22 @@ pub(super) type SaslExchange = Option<Box<DigestMd5Server>>;
 
 impl Core {
     /// The nonce of connection `conn`'s exchange: base64 of 30 bytes (40 characters, as
-    /// ZooKeeper's) of
-    /// HMAC-SHA256(session secret, label, session id, connection id, wall clock ms).
+    /// ZooKeeper's) of HMAC-SHA256(session secret, label, boot salt, session id, connection id,
+    /// wall clock ms).
     ///
     /// Why derived rather than drawn: the core reads no randomness, so that it replays and
-    /// tests deterministically. A client cannot predict it without the 32-byte OS-random secret
-    /// the shell draws at start. It never repeats: a connection runs one exchange, connection
-    /// ids are not reused within a server's life, and across restarts the session id and the
-    /// wall clock differ.
+    /// tests deterministically. A client cannot predict it without the 32-byte secret (drawn
+    /// from the OS on a server's first start, then kept in its data directory). It never
+    /// repeats: a connection runs one exchange, connection ids are not reused within a
+    /// process's life, and every process start draws a new OS-random boot salt, so a restart
+    /// with the same secret and a wall clock set back still derives new nonces.
     fn sasl_nonce(&self, conn: ConnId, session: i64, now: Now) -> String {
         let Ok(mut mac) = <Hmac<Sha256> as Mac>::new_from_slice(&self.config.session_secret) else {
             // HMAC takes keys of any length; this arm is never taken.
             return String::new();
         };
         mac.update(b"shepherd sasl nonce");
+        mac.update(&self.config.boot_salt);
         mac.update(&session.to_be_bytes());
         mac.update(&conn.to_be_bytes());
         mac.update(&now.wall_ms.to_be_bytes());
@@ -121,12 +124,6 @@ impl Core {
         let exchange = c.sasl.get_or_insert_with(|| {
             Box::new(DigestMd5Server::new(DigestParams::zookeeper(), nonce))
         });
-        if exchange.is_over() {
-            // A token after a completed exchange: ZooKeeper's SASL server throws an
-            // IllegalStateException, which closes the connection without a reply.
-            self.drop_conn(conn);
-            return vec![Action::Close(conn)];
-        }
         let token = request.token.unwrap_or_default();
         match exchange.step(&token, |user| users.get(user).cloned()) {
             Ok(ServerStep::Challenge(challenge)) => {

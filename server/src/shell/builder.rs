@@ -346,6 +346,11 @@ impl ServerBuilder {
         rand::rngs::OsRng
             .try_fill_bytes(&mut core_config.session_secret)
             .map_err(io::Error::other)?;
+        // SASL nonces: fresh at every start, so that they stay unique even when a durable
+        // server (whose session secret is kept) restarts with its wall clock set back.
+        rand::rngs::OsRng
+            .try_fill_bytes(&mut core_config.boot_salt)
+            .map_err(io::Error::other)?;
         let (mut core, durable) = if self.config.durability.is_durable() {
             let settings = self.config.durability.clone();
             let now = clock.now();
