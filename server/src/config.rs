@@ -8,6 +8,7 @@ mod auth;
 mod durability;
 pub mod jaas;
 mod tls;
+mod values;
 
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -22,7 +23,7 @@ pub use durability::{
     DEFAULT_PREALLOC_BYTES, DEFAULT_SNAP_COUNT, DEFAULT_SNAP_SIZE_LIMIT_KB, Durability,
     MIN_SNAP_RETAIN_COUNT,
 };
-pub use tls::{ClientAuth, StoreFile, StoreType, TlsSettings};
+pub use tls::{ClientAuth, DEFAULT_HANDSHAKE_LIMIT, StoreFile, StoreType, TlsSettings};
 
 /// Which four-letter words a server answers (`4lw.commands.whitelist`).
 #[derive(Debug, Clone, PartialEq, Eq)]

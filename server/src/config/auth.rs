@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use super::durability::KeyOutcome;
 use super::jaas::Jaas;
+use super::values::{comma_list, java_bool};
 use crate::core::AuthPolicy;
 
 /// ZooKeeper's authentication provider classes, by the scheme each registers.
@@ -80,11 +81,6 @@ impl std::fmt::Debug for AuthSettings {
     }
 }
 
-/// Java's `Boolean.parseBoolean`: `true` in any case, anything else false.
-fn java_bool(value: &str) -> bool {
-    value.trim().eq_ignore_ascii_case("true")
-}
-
 impl AuthSettings {
     /// Registers a provider's scheme once.
     pub fn add_provider(&mut self, scheme: &str) {
@@ -123,12 +119,7 @@ impl AuthSettings {
             }
             "enforce.auth.enabled" => self.enforce_enabled = java_bool(value),
             "enforce.auth.schemes" => {
-                self.enforce_schemes = value
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(String::from)
-                    .collect();
+                self.enforce_schemes = comma_list(value);
             }
             "sessionRequireClientSASLAuth" => self.session_require_sasl = java_bool(value),
             "allowSaslFailedClients" | "letAnySaslUserDoX" => {

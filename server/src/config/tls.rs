@@ -10,7 +10,14 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 
 use super::durability::KeyOutcome;
+use super::values::{comma_list, java_bool};
 use crate::tls::ServerTls;
+
+/// The cap on TLS handshakes in progress when `netty.server.outstandingHandshake.limit` is not
+/// given. ZooKeeper 3.8 has none by default (`NettyServerCnxnFactory`: -1, throttling off);
+/// Shepherd keeps one so that a flood of half-open handshakes from many addresses (each under
+/// `maxClientCnxns`) cannot hold unbounded memory. Far above what a test suite opens at once.
+pub const DEFAULT_HANDSHAKE_LIMIT: usize = 1000;
 
 /// Which client certificates the server asks for (`ssl.clientAuth`; ZooKeeper's default is
 /// `need`).
@@ -104,6 +111,10 @@ pub struct TlsSettings {
     /// Whether `clientPort` was given: without it a server with `secureClientPort` serves TLS
     /// only, as ZooKeeper does.
     pub client_port_given: bool,
+    /// `netty.server.outstandingHandshake.limit`: the most TLS handshakes in progress at once,
+    /// over all secure ports; a connection over it is closed at once. `None` when not given
+    /// ([`DEFAULT_HANDSHAKE_LIMIT`]); a value of 0 or less turns the cap off, as on ZooKeeper.
+    pub outstanding_handshake_limit: Option<i64>,
     /// Key material from the embedded builder ([`crate::ServerBuilder::tls`]), which wins over
     /// the key and trust store files.
     pub embedded: Option<ServerTls>,
@@ -126,20 +137,12 @@ impl PartialEq for TlsSettings {
             && self.auth_provider == other.auth_provider
             && self.x509_super_user == other.x509_super_user
             && self.client_port_given == other.client_port_given
+            && self.outstanding_handshake_limit == other.outstanding_handshake_limit
             && self.embedded.is_some() == other.embedded.is_some()
     }
 }
 
 impl Eq for TlsSettings {}
-
-fn list(value: &str) -> Vec<String> {
-    value
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(String::from)
-        .collect()
-}
 
 impl TlsSettings {
     /// Whether TLS is on: a secure port, port unification, or embedded key material.
@@ -171,6 +174,15 @@ impl TlsSettings {
             .or(self.secure_port)
     }
 
+    /// The cap on TLS handshakes in progress, `None` for no cap
+    /// (`netty.server.outstandingHandshake.limit`).
+    pub fn handshake_limit(&self) -> Option<usize> {
+        match self.outstanding_handshake_limit {
+            None => Some(DEFAULT_HANDSHAKE_LIMIT),
+            Some(limit) => usize::try_from(limit).ok().filter(|&l| l > 0),
+        }
+    }
+
     /// Applies one `zoo.cfg` key, if it is one of ours.
     pub(crate) fn apply_key(&mut self, key: &str, value: &str) -> Result<KeyOutcome, String> {
         let key = key.strip_prefix("zookeeper.").unwrap_or(key);
@@ -198,10 +210,10 @@ impl TlsSettings {
                 });
             }
             "ssl.protocol" => self.protocol = Some(value.to_string()),
-            "ssl.enabledProtocols" => self.enabled_protocols = Some(list(value)),
-            "ssl.ciphersuites" => self.cipher_suites = Some(list(value)),
+            "ssl.enabledProtocols" => self.enabled_protocols = Some(comma_list(value)),
+            "ssl.ciphersuites" => self.cipher_suites = Some(comma_list(value)),
             "client.portUnification" => {
-                self.port_unification = value.eq_ignore_ascii_case("true");
+                self.port_unification = java_bool(value);
             }
             "ssl.authProvider" => {
                 if value != "x509" {
@@ -212,6 +224,12 @@ impl TlsSettings {
                     )));
                 }
                 self.auth_provider = Some(value.to_string());
+            }
+            // ZooKeeper reads it as an integer system property (`Integer.getInteger`), which a
+            // zoo.cfg key becomes.
+            "netty.server.outstandingHandshake.limit" => {
+                self.outstanding_handshake_limit =
+                    Some(value.trim().parse().map_err(|_| "expected an integer")?);
             }
             "X509AuthenticationProvider.superUser" => {
                 self.x509_super_user = Some(value.to_string());
@@ -265,6 +283,16 @@ mod tests {
         assert!(tls.serves_plain());
         assert!(tls.apply_key("ssl.clientAuth", "sometimes").is_err());
         assert!(tls.apply_key("secureClientPort", "x").is_err());
+        assert_eq!(tls.handshake_limit(), Some(DEFAULT_HANDSHAKE_LIMIT));
+        let limit = "zookeeper.netty.server.outstandingHandshake.limit";
+        assert!(matches!(tls.apply_key(limit, "5"), Ok(KeyOutcome::Applied)));
+        assert_eq!(tls.handshake_limit(), Some(5));
+        assert!(matches!(
+            tls.apply_key(limit, "-1"),
+            Ok(KeyOutcome::Applied)
+        ));
+        assert_eq!(tls.handshake_limit(), None);
+        assert!(tls.apply_key(limit, "many").is_err());
         assert!(matches!(
             tls.apply_key("ssl.authProvider", "custom"),
             Ok(KeyOutcome::Warning(_))

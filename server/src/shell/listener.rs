@@ -132,15 +132,17 @@ pub(super) const REFUSAL_LOG_INTERVAL: Duration = Duration::from_secs(10);
 pub(super) const REFUSAL_LOG_ADDRESSES: usize = 4096;
 
 /// When each refused address was last logged, and how many refusals were not logged since.
+/// The one rate limit of refusal lines: the accept loop's (`maxClientCnxns`) and TLS's
+/// (`tls/accept.rs`: not TLS, a failed handshake, too many handshakes) each keep one.
 #[derive(Debug, Default)]
-struct RefusalLog {
+pub(crate) struct RefusalLog {
     by_addr: HashMap<IpAddr, (Instant, u64)>,
 }
 
 impl RefusalLog {
     /// Records a refusal at `now`: `Some(suppressed)` when it is to be logged, with the number
     /// of refusals from the address left unlogged since its last line; `None` to stay quiet.
-    fn refused(&mut self, addr: IpAddr, now: Instant) -> Option<u64> {
+    pub(crate) fn refused(&mut self, addr: IpAddr, now: Instant) -> Option<u64> {
         if let Some((logged, suppressed)) = self.by_addr.get_mut(&addr) {
             if now.duration_since(*logged) < REFUSAL_LOG_INTERVAL {
                 *suppressed += 1;

@@ -1,7 +1,7 @@
 //! TLS on client connections end to end, over real loopback sockets (docs/security.md, "TLS"):
 //! sessions over TLS with our own client, client certificates (need, refused, untrusted), the
 //! x509 ACL scheme, plaintext on the TLS port, port unification, key stores from zoo.cfg (PEM,
-//! PKCS12, JKS refused), a stalled handshake, and garbage on the TLS port.
+//! PKCS12, JKS refused), a stalled handshake, the handshake limit, and garbage on the TLS port.
 //!
 //! Every wait is bounded: the client's connect timeout, or `tokio::time::timeout` on a read.
 
@@ -204,7 +204,7 @@ async fn client_auth_need_refuses_no_or_untrusted_certificates_and_others_go_on(
     good.create("/still", b"", &CreateOptions::persistent())
         .await
         .expect("create");
-    assert_eq!(tls_word(&pki, secure(&server), None, b"ruok").await, None);
+    assert_eq!(tls_word(&pki, secure(&server), None, b"srvr").await, None);
     let untrusted = tls_word(&pki, secure(&server), Some(&pki.untrusted_client), b"ruok").await;
     assert_eq!(untrusted, None);
     assert!(tls_client(&pki, secure(&server), None).await.is_err());
@@ -433,6 +433,54 @@ async fn the_per_address_limit_counts_tls_connections() {
             .expect("the first goes on")
             .is_some()
     );
+    server.shutdown().await;
+}
+
+/// `netty.server.outstandingHandshake.limit`: over the cap a connection is closed before its
+/// handshake; once the handshake holding the place ends, the next one is served.
+#[tokio::test]
+async fn the_handshake_limit_refuses_connections_over_it() {
+    let pki = TestPki::generate().expect("pki");
+    let dir = tempfile::tempdir().expect("dir");
+    pki.write_to(dir.path()).expect("write");
+    let config = zoo_cfg(
+        dir.path(),
+        "ssl.keyStore.location=DIR/server.p12\nssl.keyStore.password=shepherd\n\
+         ssl.clientAuth=none\nnetty.server.outstandingHandshake.limit=1\n",
+    );
+    let server = Server::builder()
+        .config(config)
+        .start()
+        .await
+        .expect("server starts");
+    // Half a ClientHello record header, then nothing: it holds the only place.
+    let mut stalled = TcpStream::connect(secure(&server)).await.expect("connect");
+    stalled.write_all(&[0x16, 0x03, 0x01]).await.expect("write");
+    // Its task may not have taken the place yet: wait until a handshake is refused.
+    let mut refused = false;
+    for _ in 0..100 {
+        if tls_word(&pki, secure(&server), None, b"srvr")
+            .await
+            .is_none()
+        {
+            refused = true;
+            break;
+        }
+    }
+    assert!(
+        refused,
+        "a second handshake is refused while the first holds the place"
+    );
+    drop(stalled);
+    // The server sees the close and gives the place back; bounded by count, not by sleeping.
+    let mut served = None;
+    for _ in 0..100 {
+        served = tls_word(&pki, secure(&server), None, b"srvr").await;
+        if served.is_some() {
+            break;
+        }
+    }
+    assert!(served.is_some(), "served once the place is free");
     server.shutdown().await;
 }
 

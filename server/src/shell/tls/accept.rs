@@ -7,12 +7,20 @@
 //! four-letter word with a letter).
 //!
 //! All of it is bounded by `HANDSHAKE_IDLE`, so a client that never finishes costs one task,
-//! and ends early when the connection is killed (the caller selects on its kill token).
+//! and ends early when the connection is killed (the caller selects on its kill token). The
+//! handshakes in progress are capped for the whole server
+//! (`netty.server.outstandingHandshake.limit`, [`TlsSettings::handshake_limit`]): a connection
+//! over the cap is closed at once, before any byte is read, as ZooKeeper's Netty factory closes
+//! it. Refusals are logged through the listener's [`RefusalLog`]: at most one line per address
+//! per interval, counting the ones left out.
+//!
+//! [`TlsSettings::handshake_limit`]: crate::config::TlsSettings::handshake_limit
 //! A verified client certificate gives the identities ZooKeeper's `X509AuthenticationProvider`
 //! gives: `super:<subject>` for `x509.superUser`, then `x509:<subject>`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 use rustls::ServerConfig;
@@ -25,7 +33,7 @@ use tokio_util::either::Either;
 
 use super::identity::subject_rfc2253;
 use crate::shell::conn::HANDSHAKE_IDLE;
-use crate::shell::listener::REFUSAL_LOG_INTERVAL;
+use crate::shell::listener::RefusalLog;
 
 /// The first byte of a TLS handshake record.
 const TLS_HANDSHAKE_RECORD: u8 = 0x16;
@@ -33,12 +41,26 @@ const TLS_HANDSHAKE_RECORD: u8 = 0x16;
 /// A stream after acceptance: plain (unified port) or TLS.
 pub(crate) type Accepted = Either<TcpStream, TlsStream<TcpStream>>;
 
-/// The server's TLS: the acceptor, the x509 super user, and the rate limit of its log lines.
+/// The server's TLS: the acceptor, the x509 super user, the handshake cap and the rate limit
+/// of its log lines.
 pub(crate) struct Secure {
     acceptor: TlsAcceptor,
     super_user: Option<String>,
-    /// When the last "not TLS" line was logged, and how many were left out since.
-    refusals: Mutex<(Option<Instant>, u64)>,
+    /// The most handshakes in progress at once; `None`: no cap.
+    handshake_limit: Option<usize>,
+    /// Handshakes in progress (and unified-port connections whose first byte is awaited).
+    handshakes: AtomicUsize,
+    refusals: Mutex<RefusalLog>,
+}
+
+/// One handshake's place under the cap, given back when the handshake ends however it ends
+/// (done, failed, timed out, or its task dropped).
+struct HandshakeSlot<'a>(&'a AtomicUsize);
+
+impl Drop for HandshakeSlot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl std::fmt::Debug for Secure {
@@ -48,40 +70,58 @@ impl std::fmt::Debug for Secure {
 }
 
 impl Secure {
-    pub(crate) fn new(config: Arc<ServerConfig>, super_user: Option<String>) -> Secure {
+    /// `handshake_limit`: the most handshakes in progress at once (`None`: no cap).
+    pub(crate) fn new(
+        config: Arc<ServerConfig>,
+        super_user: Option<String>,
+        handshake_limit: Option<usize>,
+    ) -> Secure {
         Secure {
             acceptor: TlsAcceptor::from(config),
             super_user,
-            refusals: Mutex::new((None, 0)),
+            handshake_limit,
+            handshakes: AtomicUsize::new(0),
+            refusals: Mutex::new(RefusalLog::default()),
         }
     }
 
-    /// Logs a refused connection at most once per [`REFUSAL_LOG_INTERVAL`] for the whole
-    /// server, with the count left out since the last line.
+    /// Logs a refused connection through the shared rate limit: at most one line per address
+    /// per interval, with the count of its refusals left out since.
     fn refused(&self, peer: SocketAddr, what: &str) {
-        let now = Instant::now();
-        let mut state = self.refusals.lock();
-        match state.0 {
-            Some(last) if now.duration_since(last) < REFUSAL_LOG_INTERVAL => state.1 += 1,
-            _ => {
-                let suppressed = std::mem::take(&mut state.1);
-                state.0 = Some(now);
-                tracing::warn!(%peer, suppressed, "{what}; closing (suppressed: such lines \
-                    not logged since the last)");
-            }
+        let logged = self.refusals.lock().refused(peer.ip(), Instant::now());
+        if let Some(suppressed) = logged {
+            tracing::warn!(%peer, suppressed, "{what}; closing (suppressed: refusals from this \
+                address not logged since its last line)");
+        }
+    }
+
+    /// A place under the handshake cap, or `None` when the cap is reached.
+    fn handshake_slot(&self) -> Option<HandshakeSlot<'_>> {
+        let before = self.handshakes.fetch_add(1, Ordering::AcqRel);
+        let slot = HandshakeSlot(&self.handshakes);
+        match self.handshake_limit {
+            Some(limit) if before >= limit => None, // `slot` dropped: the count goes back
+            _ => Some(slot),
         }
     }
 
     /// Accepts `tcp`: TLS only, or (`unified`) TLS or plain by its first byte. `None` when the
-    /// connection is to be closed: not TLS on a TLS port, a failed handshake, a client
-    /// certificate required and not given, or `HANDSHAKE_IDLE` passed. Cancellation safe in
-    /// the sense that dropping it drops the connection and nothing else.
+    /// connection is to be closed: too many handshakes in progress, not TLS on a TLS port, a
+    /// failed handshake, a client certificate required and not given, or `HANDSHAKE_IDLE`
+    /// passed. Cancellation safe in the sense that dropping it drops the connection and its
+    /// place under the handshake cap, and nothing else.
     pub(crate) async fn accept(
         self: Arc<Self>,
         tcp: TcpStream,
         peer: SocketAddr,
         unified: bool,
     ) -> Option<(Accepted, Vec<Id>)> {
+        // Counted before the first byte, unified ports included, as ZooKeeper's factory counts
+        // (cheaper than telling TLS from plain first).
+        let Some(_slot) = self.handshake_slot() else {
+            self.refused(peer, "too many TLS handshakes in progress");
+            return None;
+        };
         match tokio::time::timeout(HANDSHAKE_IDLE, self.accept_within(tcp, peer, unified)).await {
             Ok(accepted) => accepted,
             Err(_) => {

@@ -38,6 +38,7 @@ pub(crate) fn prepare(
     let secure = std::sync::Arc::new(accept::Secure::new(
         rustls,
         config.tls.x509_super_user.clone(),
+        config.tls.handshake_limit(),
     ));
     config.tls.secure = Some(secure.clone());
     Ok(Some(secure))

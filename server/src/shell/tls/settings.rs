@@ -228,7 +228,18 @@ pub fn server_config(settings: &TlsSettings) -> Result<Option<Built>, TlsError> 
     // there is no such store here, so without one no certificate is asked for, and asking
     // for one explicitly is an error.
     let auth = match (configured, roots.is_empty()) {
-        (Some(ClientAuth::None), _) | (None, true) => ClientAuth::None,
+        (Some(ClientAuth::None), _) => ClientAuth::None,
+        (None, true) => {
+            // Said once at start: a zoo.cfg that relies on ZooKeeper's default would have its
+            // clients' certificates checked there, and here they are not even asked for.
+            if settings.embedded.is_none() {
+                warnings.push(
+                    "ssl.clientAuth defaults to need, but without ssl.trustStore.location client                      certificates are not requested (ZooKeeper would check them against the                      JVM's default trust store); set ssl.trustStore.location, or                      ssl.clientAuth=none to say so"
+                        .into(),
+                );
+            }
+            ClientAuth::None
+        }
         (Some(mode), true) => {
             return Err(TlsError::new(
                 "ssl.clientAuth",
