@@ -3,9 +3,10 @@
 //!
 //! Invariants: a connection's identities are a set in insertion order that always starts with
 //! its `ip:<address>` identity and never holds more than [`MAX_IDENTITIES`]; a stored ACL has
-//! been through `fixup`, so it is non-empty and holds only `world:anyone`, `digest`, and `ip`
-//! entries (`auth` expanded at write time). `fixup` is linear in the ACL's length, so a create
-//! with tens of thousands of entries costs the core one pass, not a quadratic scan.
+//! been through `fixup`, so it is non-empty and holds only `world:anyone`, `digest`, `ip`,
+//! `x509` and (when its provider is registered) `sasl` entries, `auth` expanded at write time.
+//! `fixup` is linear in the ACL's length because a create may carry tens of thousands of
+//! entries, and the core must not spend a quadratic scan on one request.
 
 use std::collections::HashSet;
 use std::net::IpAddr;
