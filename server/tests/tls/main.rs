@@ -334,6 +334,33 @@ async fn pkcs12_and_pem_key_stores_load_from_zoo_cfg() {
     }
 }
 
+/// ZooKeeper's default `ssl.clientAuth` is `need`, checked against the JVM's trust store; with
+/// no trust store here no certificate is asked for, and that is said at start.
+#[test]
+fn no_trust_store_under_the_default_client_auth_is_warned_about() {
+    let pki = TestPki::generate().expect("pki");
+    let dir = tempfile::tempdir().expect("dir");
+    pki.write_to(dir.path()).expect("write");
+    let warnings = |lines: &str| {
+        let config = zoo_cfg(dir.path(), lines);
+        let (_, warnings) = shepherd_server::tls::server_config(&config.tls)
+            .expect("builds")
+            .expect("TLS on");
+        warnings
+    };
+    let keys = "ssl.keyStore.location=DIR/server.p12\nssl.keyStore.password=shepherd\n";
+    let warned = warnings(keys);
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(warned[0].contains("ssl.trustStore.location"), "{warned:?}");
+    assert!(warnings(&format!("{keys}ssl.clientAuth=none\n")).is_empty());
+    assert!(
+        warnings(&format!(
+            "{keys}ssl.trustStore.location=DIR/truststore.p12\nssl.trustStore.password=shepherd\n"
+        ))
+        .is_empty()
+    );
+}
+
 #[tokio::test]
 async fn bad_key_stores_are_refused_at_start_with_the_reason() {
     let dir = tempfile::tempdir().expect("dir");
