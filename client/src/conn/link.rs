@@ -104,6 +104,29 @@ impl<S> Drop for Link<S> {
     }
 }
 
+/// The next payload frame from the server, read before the connection's reader task exists
+/// (the handshake, the SASL exchange). A four-letter word is a protocol error; the end of the
+/// stream is an I/O error naming `during`.
+pub(crate) async fn next_payload<R>(
+    reader: &mut FramedRead<R, FrameCodec>,
+    during: &str,
+) -> Result<bytes::BytesMut, Error>
+where
+    R: AsyncRead + Unpin,
+{
+    match reader.next().await {
+        Some(Ok(Frame::Payload(payload))) => Ok(payload),
+        Some(Ok(Frame::FourLetterWord(_))) => {
+            Err(Error::Protocol("four-letter word from a server".into()))
+        }
+        Some(Err(e)) => Err(e.into()),
+        None => Err(Error::Io(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("server closed the connection during {during}"),
+        ))),
+    }
+}
+
 /// Opens the stream with `open` (the connector's attempt for `host`), sends the
 /// ConnectRequest and reads the ConnectResponse, all within `timeout`.
 pub(crate) async fn handshake<S>(
@@ -121,19 +144,8 @@ where
         let mut reader = FramedRead::new(read, FrameCodec::client(max_frame));
         let mut writer = FramedWrite::new(write, FrameCodec::client(max_frame));
         writer.send(request.to_bytes()).await?;
-        let response = match reader.next().await {
-            Some(Ok(Frame::Payload(payload))) => decode_from::<ConnectResponse>(&payload)?,
-            Some(Ok(Frame::FourLetterWord(_))) => {
-                return Err(Error::Protocol("four-letter word from a server".into()));
-            }
-            Some(Err(e)) => return Err(e.into()),
-            None => {
-                return Err(Error::Io(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "server closed the connection during the handshake",
-                )));
-            }
-        };
+        let payload = next_payload(&mut reader, "the handshake").await?;
+        let response = decode_from::<ConnectResponse>(&payload)?;
         if response.protocol_version != 0 {
             return Err(Error::Protocol(format!(
                 "protocol version {}",

@@ -18,16 +18,13 @@
 use std::io;
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use rand::TryRngCore;
 use shepherd_protocol::sasl::{ClientStep, DigestMd5Client, DigestParams, SaslError};
-use shepherd_protocol::{
-    ErrorCode, Frame, OpCode, Reply, Request, Response, SaslToken, decode_reply,
-};
+use shepherd_protocol::{ErrorCode, OpCode, Reply, Request, Response, SaslToken, decode_reply};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tracing::{debug, warn};
 
-use super::link::Link;
+use super::link::{Link, next_payload};
 use crate::error::Error;
 use crate::sasl::SaslOptions;
 
@@ -85,19 +82,7 @@ async fn read_answer<S>(link: &mut Link<S>, xid: i32) -> Result<Vec<u8>, Error>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let payload = match link.reader.next().await {
-        Some(Ok(Frame::Payload(payload))) => payload,
-        Some(Ok(Frame::FourLetterWord(_))) => {
-            return Err(Error::Protocol("four-letter word from a server".into()));
-        }
-        Some(Err(e)) => return Err(e.into()),
-        None => {
-            return Err(Error::Io(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "server closed the connection during the SASL exchange",
-            )));
-        }
-    };
+    let payload = next_payload(&mut link.reader, "the SASL exchange").await?;
     let reply = decode_reply(&payload, |x| (x == xid).then_some(OpCode::Sasl))?;
     match reply {
         Reply::Ok(header, Response::Sasl(SaslToken { token })) if header.xid == xid => {
