@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use shepherd_protocol::sasl::{ClientStep, DigestMd5Client, DigestParams};
 use shepherd_protocol::{Acl, Id, Reply, Request, Response, SaslToken, WhoAmIResponse, perms};
-use shepherd_server::{Server, ServerHandle};
+use shepherd_server::{Server, ServerBuilder, ServerHandle};
 use shepherd_testkit::{Peer, create, get_data, reply_header};
 
 const JAAS: &str = r#"
@@ -28,6 +28,18 @@ fn jaas_file(dir: &tempfile::TempDir, text: &str) -> PathBuf {
     let path = dir.path().join("jaas.conf");
     std::fs::write(&path, text).expect("write the JAAS file");
     path
+}
+
+/// A server started from `builder` with [`JAAS`]'s users; the directory holding the file lives
+/// as long as the returned guard.
+async fn jaas_server(builder: ServerBuilder) -> (ServerHandle, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let server = builder
+        .jaas_file(jaas_file(&dir, JAAS))
+        .start()
+        .await
+        .expect("server starts");
+    (server, dir)
 }
 
 async fn session(server: &ServerHandle) -> Peer {
@@ -67,12 +79,7 @@ async fn login(peer: &mut Peer, user: &str, password: &str) -> Reply {
 
 #[tokio::test]
 async fn a_jaas_user_logs_in_and_owns_a_sasl_acl() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let server = Server::builder()
-        .jaas_file(jaas_file(&dir, JAAS))
-        .start()
-        .await
-        .expect("server starts");
+    let (server, _dir) = jaas_server(Server::builder()).await;
     let mut bob = session(&server).await;
     let done = login(&mut bob, "bob", "bobsecret").await;
     assert_eq!((reply_header(&done).err, reply_header(&done).zxid), (0, 0));
@@ -107,12 +114,7 @@ async fn a_jaas_user_logs_in_and_owns_a_sasl_acl() {
 
 #[tokio::test]
 async fn a_wrong_password_is_auth_failed_then_closed() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let server = Server::builder()
-        .jaas_file(jaas_file(&dir, JAAS))
-        .start()
-        .await
-        .expect("server starts");
+    let (server, _dir) = jaas_server(Server::builder()).await;
     let mut eve = session(&server).await;
     let refused = login(&mut eve, "bob", "guess").await;
     assert_eq!(reply_header(&refused).err, -115, "AuthFailed");
@@ -122,14 +124,10 @@ async fn a_wrong_password_is_auth_failed_then_closed() {
 
 #[tokio::test]
 async fn enforced_sasl_closes_the_unauthenticated_and_serves_the_authenticated() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let server = Server::builder()
-        .jaas_file(jaas_file(&dir, JAAS))
+    let builder = Server::builder()
         .sasl_super_user("super")
-        .enforce_auth(["sasl"])
-        .start()
-        .await
-        .expect("server starts");
+        .enforce_auth(["sasl"]);
+    let (server, _dir) = jaas_server(builder).await;
     let mut anonymous = session(&server).await;
     let refused = anonymous.call(&get_data("/")).await;
     assert_eq!(
@@ -175,12 +173,7 @@ async fn a_jaas_file_without_a_server_section_stops_the_start() {
 /// served throughout.
 #[tokio::test]
 async fn a_sasl_flood_ends_with_the_connection() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let server = Server::builder()
-        .jaas_file(jaas_file(&dir, JAAS))
-        .start()
-        .await
-        .expect("server starts");
+    let (server, _dir) = jaas_server(Server::builder()).await;
     let mut attacker = session(&server).await;
     let mut bystander = session(&server).await;
     for _ in 0..1_000 {
