@@ -234,7 +234,10 @@ pub fn server_config(settings: &TlsSettings) -> Result<Option<Built>, TlsError> 
             // clients' certificates checked there, and here they are not even asked for.
             if settings.embedded.is_none() {
                 warnings.push(
-                    "ssl.clientAuth defaults to need, but without ssl.trustStore.location client                      certificates are not requested (ZooKeeper would check them against the                      JVM's default trust store); set ssl.trustStore.location, or                      ssl.clientAuth=none to say so"
+                    "ssl.clientAuth defaults to need, but without ssl.trustStore.location client \
+                     certificates are not requested (ZooKeeper would check them against the \
+                     JVM's default trust store); set ssl.trustStore.location, or \
+                     ssl.clientAuth=none to say so"
                         .into(),
                 );
             }
