@@ -3,13 +3,17 @@
 //! Debian's ZooKeeper 3.8 from process start to its first ConnectResponse, and prints the ratio.
 //!
 //! Run: `cargo bench --bench startup` (add `-- --members 3,5` to time embedded ensembles until
-//! every member answers a session, `-- --real-zk` where ZooKeeper is installed, and
-//! `-- --real-zk-ensemble` for a real three-member ensemble's, see `startup/real_ensemble.rs`).
+//! every member answers a session, `-- --serve` to time the `shepherd serve` process, in memory
+//! and on an empty data directory, from spawn to its first session, `-- --real-zk` where
+//! ZooKeeper is installed, and `-- --real-zk-ensemble` for a real three-member ensemble's, see
+//! `startup/real_ensemble.rs`).
 
 // In a folder of its own: a file directly in benches/ would be taken for a benchmark.
 #[path = "startup/real_ensemble.rs"]
 mod real_ensemble;
 
+use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -96,6 +100,68 @@ async fn shepherd_start_to_ready() -> Duration {
     median(samples)
 }
 
+/// How many times `--serve` starts the process, per kind.
+const SERVE_STARTS: usize = 50;
+
+/// `shepherd serve` (this build's binary) from spawn to its first session's ConnectResponse,
+/// median of `starts`: in memory, or durable on an empty folder under `data_dir` when given
+/// (a new folder each start, so that every start creates its data directory and first log).
+/// The process prints `shepherd listening on ADDR` once it accepts; the session is opened
+/// right after that line, so the time covers the process start, the configuration, the
+/// storage and the first handshake.
+async fn serve_start_to_ready(data_dir: Option<&Path>, starts: usize) -> Duration {
+    let mut samples = Vec::with_capacity(starts);
+    for start in 0..starts {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_shepherd"));
+        command.args(["serve", "--bind", "127.0.0.1", "--port", "0"]);
+        if let Some(dir) = data_dir {
+            command.arg("--data-dir").arg(dir.join(start.to_string()));
+        }
+        let started = Instant::now();
+        let mut child = command
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn shepherd serve");
+        let stdout = child.stdout.take().expect("piped stdout");
+        // The first line is the listening line; a blocking read of one line is what a
+        // supervisor waiting for readiness does too.
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read the listening line");
+        let addr = line
+            .trim()
+            .rsplit(' ')
+            .next()
+            .expect("shepherd listening on ADDR")
+            .to_string();
+        first_session(&addr).await.expect("session");
+        samples.push(started.elapsed());
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    median(samples)
+}
+
+/// `--serve`: the process, in memory and durable.
+async fn serve_runs() {
+    let memory = serve_start_to_ready(None, SERVE_STARTS).await;
+    println!(
+        "shepherd serve (in memory): spawn to first session median {memory:?} over \
+         {SERVE_STARTS} starts"
+    );
+    let dir = std::env::temp_dir().join(format!("shepherd-bench-serve-{}", std::process::id()));
+    let durable = serve_start_to_ready(Some(&dir), SERVE_STARTS).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    println!(
+        "shepherd serve --data-dir (empty): spawn to first session median {durable:?} over \
+         {SERVE_STARTS} starts"
+    );
+}
+
 /// Starts Debian's ZooKeeper on a free port and waits for its first session.
 async fn real_zk_start_to_ready(runs: usize) -> Option<Duration> {
     let jar = "/usr/share/java/zookeeper.jar";
@@ -165,6 +231,9 @@ async fn main() {
     }
     let shepherd = shepherd_start_to_ready().await;
     println!("shepherd embedded: start-to-ready median {shepherd:?} over {STARTS} starts");
+    if std::env::args().any(|a| a == "--serve") {
+        serve_runs().await;
+    }
     for members in members_arg() {
         let ready = shepherd_ensemble_start_to_ready(members, STARTS).await;
         println!(

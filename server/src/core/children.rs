@@ -30,8 +30,11 @@ pub(crate) struct Children {
     wire: Option<Box<[u8]>>,
 }
 
-/// Where a name is, or would go: chunk and position in it.
-type Place = Result<(usize, usize), (usize, usize)>;
+/// A place in the name order: chunk, and position in it.
+pub(crate) type Pos = (usize, usize);
+
+/// Where a name is (`Ok`), or would go (`Err`).
+type Place = Result<Pos, Pos>;
 
 impl Children {
     pub fn len(&self) -> usize {
@@ -127,23 +130,29 @@ impl Children {
         self.chunks.iter().flatten().copied()
     }
 
-    /// The indexes of the names after `name` (all of them for `None`), in order.
-    pub fn iter_after<'a>(
-        &self,
-        name: Option<&[u8]>,
-        name_of: impl Fn(u32) -> &'a [u8],
-    ) -> impl Iterator<Item = u32> + '_ {
-        let (c, at) = match name.map(|n| self.locate(n, name_of)) {
+    /// The place of the first name after `name` (of the first name, for `None`), for
+    /// [`Children::iter_from`].
+    pub fn place_after<'a>(&self, name: Option<&[u8]>, name_of: impl Fn(u32) -> &'a [u8]) -> Pos {
+        match name.map(|n| self.locate(n, name_of)) {
             None => (0, 0),
             Some(Ok((c, at))) => (c, at + 1),
             Some(Err(place)) => place,
-        };
-        let first = self
-            .chunks
-            .get(c)
-            .map_or(&[][..], |chunk| &chunk[at.min(chunk.len())..]);
-        let rest = self.chunks.get(c + 1..).unwrap_or(&[]);
-        first.iter().chain(rest.iter().flatten()).copied()
+        }
+    }
+
+    /// The indexes from `place` on, in name order, each with its own place: the place after
+    /// one is `(c, at + 1)`, which goes on to the next chunk where a chunk ends. A place is
+    /// good only until the next change of the list.
+    pub fn iter_from(&self, (c, at): Pos) -> impl Iterator<Item = (Pos, u32)> + '_ {
+        // Sliced, not skipped: a skip would step over the chunks before `c` on every call.
+        let rest = self.chunks.get(c..).unwrap_or(&[]);
+        rest.iter().enumerate().flat_map(move |(d, chunk)| {
+            let from = if d == 0 { at.min(chunk.len()) } else { 0 };
+            chunk[from..]
+                .iter()
+                .enumerate()
+                .map(move |(j, &i)| ((c + d, from + j), i))
+        })
     }
 
     /// The names as a jute `vector<ustring>`, exactly as `Vec<String>::encode` writes them.
@@ -188,10 +197,16 @@ mod tests {
             Some(&b"n00042"[..])
         );
         let after: Vec<&[u8]> = c
-            .iter_after(Some(b"n02997x"), name_of)
-            .map(name_of)
+            .iter_from(c.place_after(Some(b"n02997x"), name_of))
+            .map(|(_, i)| name_of(i))
             .collect();
         assert_eq!(after, [&b"n02998"[..], b"n02999"]);
+        // Every place iter_from gives resumes right after its own name, across chunk ends.
+        for (place, i) in c.iter_from((0, 0)).step_by(97) {
+            let next = c.iter_from((place.0, place.1 + 1)).next().map(|(_, j)| j);
+            let by_name = c.iter_from(c.place_after(Some(name_of(i)), name_of)).next();
+            assert_eq!(next, by_name.map(|(_, j)| j));
+        }
         for n in names.iter().step_by(2) {
             assert!(c.remove(n.as_bytes(), name_of).is_some());
         }

@@ -5,10 +5,13 @@
 //! slice at a time.
 //!
 //! Invariants: the walk is the pre-order of the tree with children in sorted order, so a
-//! parent is always written before its children. It resumes from the **paths** of the node
-//! written last and its ancestors, never from an iterator, so creates and deletes between
-//! slices (those nodes' own deletion included) cannot derail it: the next node is the first
-//! one after them in walk order in the tree as it is now. A node's children are those it had
+//! parent is always written before its children. Each slice resumes from the **paths** of the
+//! node written last and its ancestors, never from an iterator or an index kept across
+//! slices, so creates and deletes between slices (those nodes' own deletion included) cannot
+//! derail it: the next node is the first one after them in walk order in the tree as it is
+//! now. Within a slice the tree cannot change, so the walk goes by arena index there, looking
+//! paths up only once per slice (one per level), and keeps the paths in one growing buffer:
+//! no allocation and no path hashing per node. A node's children are those it had
 //! when it was written (a child whose czxid is later is left out, as ZooKeeper copies a node's
 //! child list together with its stat), so a parent's cversion and pzxid never lag a child the
 //! snapshot holds, and replaying that child's create repairs both. What changes between
@@ -22,7 +25,7 @@ use std::collections::HashMap;
 use shepherd_protocol::txn::StatPersisted;
 use shepherd_protocol::{Acl, Codec};
 
-use super::tree::{AclRef, Node};
+use super::tree::{AclRef, ChildPlace, Node};
 use super::{Core, SessionId, path};
 
 /// `ReferenceCountedACLCache.OPEN_UNSAFE_ACL_ID`: the id of `OPEN_ACL_UNSAFE`, never in the
@@ -35,13 +38,17 @@ pub const OPEN_ACL_UNSAFE_ID: i64 = -1;
 pub struct SnapshotCursor {
     zxid: i64,
     sessions: Vec<(SessionId, i32)>,
-    /// The node written last and its ancestors, root first, each with the zxid it was
-    /// written at; empty before the first node.
-    stack: Vec<(String, i64)>,
+    /// The path of the node written last (`""` for the root, as it is written).
+    path: String,
+    /// That node and its ancestors, root first: each one's path length in `path` and the
+    /// zxid it was written at; empty before the first node.
+    stack: Vec<Frame>,
     started: bool,
     done: bool,
     /// Ids by the address of the interned list (the lists in `acls` and `open` stay alive).
     acl_ids: HashMap<usize, i64>,
+    /// The last list looked up and its id.
+    last_acl: Option<(usize, i64)>,
     acls: Vec<(i64, AclRef)>,
     /// Interned `OPEN_ACL_UNSAFE` lists seen (id -1), kept alive like the others.
     open: Vec<AclRef>,
@@ -79,7 +86,14 @@ impl SnapshotCursor {
 
     fn acl_id(&mut self, acl: &AclRef) -> i64 {
         let key = std::sync::Arc::as_ptr(acl) as usize;
+        // Neighbours mostly share their list: spare those the map's hashing.
+        if let Some((last, id)) = self.last_acl
+            && last == key
+        {
+            return id;
+        }
         if let Some(&id) = self.acl_ids.get(&key) {
+            self.last_acl = Some((key, id));
             return id;
         }
         let id = if **acl == Acl::open_unsafe() {
@@ -91,15 +105,25 @@ impl SnapshotCursor {
             id
         };
         self.acl_ids.insert(key, id);
+        self.last_acl = Some((key, id));
         id
     }
+}
+
+/// A node on the walk's path: where its path ends in [`SnapshotCursor::path`], and the zxid
+/// when it was written (its children created later are left out).
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    len: usize,
+    written_at: i64,
 }
 
 /// Appends one node record: the path (`""` for the root), the data, the ACL id, the stored
 /// stat.
 fn write_node(path: &str, node: &Node, acl_id: i64, out: &mut Vec<u8>) {
-    let path = if path == "/" { "" } else { path };
-    path.to_string().encode(out);
+    // A jute ustring, as `String::encode` writes it, without copying the path first.
+    i32::try_from(path.len()).unwrap_or(i32::MAX).encode(out);
+    out.extend_from_slice(path.as_bytes());
     match node.data() {
         None => (-1i32).encode(out),
         Some(data) => {
@@ -136,10 +160,12 @@ impl Core {
                 .iter()
                 .map(|(&id, s)| (id, s.timeout_ms))
                 .collect(),
+            path: String::new(),
             stack: Vec::new(),
             started: false,
             done: false,
             acl_ids: HashMap::new(),
+            last_acl: None,
             acls: Vec::new(),
             open: Vec::new(),
             digest: None,
@@ -149,7 +175,8 @@ impl Core {
     /// Appends the next node records of the walk to `out`, at most `max_nodes` of them (at
     /// least one), and returns true once every node has been written (later calls then write
     /// nothing). It does not write the `"/"` end marker. The work is bounded by `max_nodes`
-    /// times the depth of the tree; calls may be interleaved with any other input.
+    /// plus the depth of the tree, in lookups of a name among siblings; calls may be
+    /// interleaved with any other input.
     pub fn snapshot_slice(
         &self,
         cursor: &mut SnapshotCursor,
@@ -159,48 +186,124 @@ impl Core {
         if cursor.done {
             return true;
         }
+        let max_nodes = max_nodes.max(1);
+        // Where the last slice stopped, as it is now: a node deleted since is `None`, and the
+        // walk climbs out of it. No place among siblings is known yet (see `Step`).
+        let mut at: Vec<Step> = cursor
+            .stack
+            .iter()
+            .map(|frame| Step {
+                node: self
+                    .tree
+                    .lookup(path::lookup_key(&cursor.path[..frame.len])),
+                place: None,
+            })
+            .collect();
         let mut written = 0;
-        loop {
-            let next = if cursor.started {
-                self.next_in_walk(&mut cursor.stack)
-            } else {
-                cursor.started = true;
-                self.tree.get("/").map(|_| "/".to_string())
-            };
-            let Some(p) = next else { break };
-            if let Some(node) = self.tree.get(&p) {
-                let id = cursor.acl_id(node.acl_ref());
-                write_node(&p, node, id, out);
+        if !cursor.started {
+            cursor.started = true;
+            if let Some(root) = self.tree.lookup("/") {
+                self.write_at(cursor, root, out);
+                at.push(Step {
+                    node: Some(root),
+                    place: None,
+                });
                 written += 1;
             }
-            cursor.stack.push((p, self.zxid));
-            if written == max_nodes.max(1) {
-                return false;
-            }
         }
-        cursor.done = true;
-        cursor.digest = self.tree.digest().map(|d| (self.zxid, d));
-        true
+        while written < max_nodes {
+            let Some(next) = self.next_in_walk(cursor, &mut at) else {
+                cursor.done = true;
+                cursor.digest = self.tree.digest().map(|d| (self.zxid, d));
+                return true;
+            };
+            let (node, place) = next;
+            self.write_at(cursor, node, out);
+            at.push(Step {
+                node: Some(node),
+                place: Some(place),
+            });
+            written += 1;
+        }
+        false
     }
 
-    /// The node after the top of `stack` in walk order (pre-order, sorted children), in the
-    /// tree as it is now: the first child it had when written, else the next such sibling of
-    /// it or of its nearest ancestor that has one. Pops the frames it climbs out of.
-    fn next_in_walk(&self, stack: &mut Vec<(String, i64)>) -> Option<String> {
-        let mut after: Option<String> = None;
-        while let Some((top, written_at)) = stack.last() {
-            if let Some(node) = self.tree.get(top) {
-                let older = self
-                    .tree
-                    .children_after(node, after.as_deref())
-                    .find(|(_, child)| child.czxid <= *written_at);
-                if let Some((name, _)) = older {
-                    return Some(path::join(top, name));
-                }
+    /// Writes node `i`, whose path `cursor.path` now ends with, and pushes its frame.
+    fn write_at(&self, cursor: &mut SnapshotCursor, i: u32, out: &mut Vec<u8>) {
+        if let Some(node) = self.tree.get_index(i) {
+            let id = cursor.acl_id(node.acl_ref());
+            write_node(&cursor.path, node, id, out);
+        }
+        cursor.stack.push(Frame {
+            len: cursor.path.len(),
+            written_at: self.zxid,
+        });
+    }
+
+    /// Finds the node after the top of the stack in walk order (pre-order, sorted children):
+    /// the first child it had when written, else the next such sibling of it or of its
+    /// nearest ancestor that has one; returns its index and its place among its siblings.
+    /// Pops the frames it climbs out of (and their steps from `at`) and leaves `cursor.path`
+    /// as the found node's path.
+    fn next_in_walk(
+        &self,
+        cursor: &mut SnapshotCursor,
+        at: &mut Vec<Step>,
+    ) -> Option<(u32, ChildPlace)> {
+        // Where to go on among the top's children: from the first (just written), right
+        // after a known place, or after a name (a range of `cursor.path`) where the place
+        // was not known.
+        let mut resume = Resume::First;
+        while let Some(&top) = cursor.stack.last() {
+            let node = at
+                .last()
+                .and_then(|step| step.node)
+                .and_then(|i| self.tree.get_index(i));
+            let found = node.and_then(|node| {
+                let from = match resume {
+                    Resume::First => (0, 0),
+                    Resume::After((c, k)) => (c, k + 1),
+                    Resume::AfterName(from, to) => self
+                        .tree
+                        .child_place_after(node, Some(&cursor.path[from..to])),
+                };
+                self.tree
+                    .children_from(node, from)
+                    .find(|(_, _, child)| child.czxid <= top.written_at)
+            });
+            if let Some((place, child, node)) = found {
+                cursor.path.truncate(top.len);
+                cursor.path.push('/');
+                cursor.path.push_str(node.name.as_str());
+                return Some((child, place));
             }
-            let (done, _) = stack.pop()?;
-            after = Some(path::split(&done).1.to_string());
+            cursor.stack.pop();
+            let step = at.pop();
+            // The parent's path ends where its frame says; the name follows its slash.
+            let parent_len = cursor.stack.last().map_or(0, |frame| frame.len);
+            resume = match step.and_then(|s| s.place) {
+                Some(place) => Resume::After(place),
+                None => Resume::AfterName(parent_len + 1, top.len),
+            };
         }
         None
     }
+}
+
+/// A node of the walk within one slice: its arena index (`None` if it is gone) and, when
+/// the slice reached it from its parent, its place among the parent's children, which spares
+/// a search by name when the walk climbs back. Both are good only while the slice runs: the
+/// tree may change between slices.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    node: Option<u32>,
+    place: Option<ChildPlace>,
+}
+
+/// Where the walk goes on among a node's children.
+#[derive(Debug, Clone, Copy)]
+enum Resume {
+    First,
+    After(ChildPlace),
+    AfterName(usize, usize),
 }

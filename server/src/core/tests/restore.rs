@@ -154,3 +154,32 @@ fn dead_sessions_lose_their_ephemerals() {
         .unwrap();
     assert_eq!((p.stat.pzxid, core.last_zxid()), (9, 9));
 }
+
+#[test]
+fn a_snapshot_in_slices_writes_what_one_slice_writes() {
+    // A folder of three chunks of children, some with children of their own, then a node
+    // after it: slices end mid-chunk, at chunk ends and inside the grandchildren.
+    let mut h = H::new();
+    let mut c = h.connect();
+    h.send(&mut c, create_flags("/wide", 0));
+    for i in 0..1300 {
+        h.send(&mut c, create_flags(&format!("/wide/n{i:05}"), 0));
+    }
+    for i in (0..1300).step_by(250) {
+        h.send(&mut c, create_flags(&format!("/wide/n{i:05}/kid"), 0));
+    }
+    h.send(&mut c, create_flags("/x", 0));
+    let mut cursor = h.core.snapshot_begin();
+    let mut whole = Vec::new();
+    assert!(h.core.snapshot_slice(&mut cursor, usize::MAX, &mut whole));
+    for slice in [1, 7, 511, 512, 513] {
+        let mut cursor = h.core.snapshot_begin();
+        let mut bytes = Vec::new();
+        let mut calls = 0;
+        while !h.core.snapshot_slice(&mut cursor, slice, &mut bytes) {
+            calls += 1;
+            assert!(calls <= 2000, "slices of {slice} never finish");
+        }
+        assert!(bytes == whole, "slices of {slice} wrote other records");
+    }
+}

@@ -23,6 +23,8 @@ use shepherd_protocol::Acl;
 pub(crate) use super::acl_table::AclRef;
 use super::acl_table::AclTable;
 use super::arena::Arena;
+/// A place among a node's children (see [`Tree::children_from`]).
+pub(crate) use super::children::Pos as ChildPlace;
 pub(crate) use super::node::{NO_PARENT, Node};
 pub(crate) use super::owner::Owner;
 use super::path_index::PathIndex;
@@ -298,21 +300,25 @@ impl Tree {
             .filter_map(|c| Some(self.nodes.get(c)?.name.as_str()))
     }
 
-    /// A node's children whose names sort after `after` (all for `None`), with their names,
-    /// in order.
-    pub fn children_after<'a>(
+    /// The place among `node`'s children of the first child whose name sorts after `after`
+    /// (of the first child, for `None`), for [`Tree::children_from`].
+    pub fn child_place_after(&self, node: &Node, after: Option<&str>) -> ChildPlace {
+        node.children.as_ref().map_or((0, 0), |k| {
+            k.place_after(after.map(str::as_bytes), name_of(&self.nodes))
+        })
+    }
+
+    /// `node`'s children from `place` on, in name order, each with its place and index. A
+    /// place is good until the next change of the tree.
+    pub fn children_from<'a>(
         &'a self,
         node: &'a Node,
-        after: Option<&'a str>,
-    ) -> impl Iterator<Item = (&'a str, &'a Node)> + 'a {
-        let names = name_of(&self.nodes);
+        place: ChildPlace,
+    ) -> impl Iterator<Item = (ChildPlace, u32, &'a Node)> + 'a {
         node.children
             .iter()
-            .flat_map(move |k| k.iter_after(after.map(str::as_bytes), names))
-            .filter_map(|c| {
-                let child = self.nodes.get(c)?;
-                Some((child.name.as_str(), child))
-            })
+            .flat_map(move |k| k.iter_from(place))
+            .filter_map(|(place, c)| Some((place, c, self.nodes.get(c)?)))
     }
 
     /// Whether `node` has a child called `name`: a search of its sorted list, never a scan.
