@@ -291,3 +291,96 @@ pub fn server_config(settings: &TlsSettings) -> Result<Option<Built>, TlsError> 
     })?;
     Ok(Some((Arc::new(config), warnings)))
 }
+
+#[cfg(test)]
+mod tests {
+    use rustls::ProtocolVersion;
+
+    use super::*;
+
+    fn mapped(settings: &TlsSettings, warnings: &mut Vec<String>) -> Vec<ProtocolVersion> {
+        versions(settings, warnings)
+            .expect("a version")
+            .iter()
+            .map(|v| v.version)
+            .collect()
+    }
+
+    #[test]
+    fn protocols_map_from_java_names() {
+        let mut warnings = Vec::new();
+        // ZooKeeper 3.8's default context protocol is TLSv1.2, and alone it is all it speaks.
+        let default = TlsSettings::default();
+        assert_eq!(mapped(&default, &mut warnings), [ProtocolVersion::TLSv1_2]);
+        // "TLS" is a context that speaks every version.
+        let any = TlsSettings {
+            protocol: Some("TLS".into()),
+            ..TlsSettings::default()
+        };
+        assert_eq!(
+            mapped(&any, &mut warnings),
+            [ProtocolVersion::TLSv1_3, ProtocolVersion::TLSv1_2]
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
+        // enabledProtocols wins over protocol; a version rustls lacks is warned about.
+        let listed = TlsSettings {
+            protocol: Some("TLSv1.2".into()),
+            enabled_protocols: Some(vec!["TLSv1.1".into(), "TLSv1.3".into()]),
+            ..TlsSettings::default()
+        };
+        assert_eq!(mapped(&listed, &mut warnings), [ProtocolVersion::TLSv1_3]);
+        assert!(
+            warnings.len() == 1 && warnings[0].contains("TLSv1.1"),
+            "{warnings:?}"
+        );
+        // Nothing usable is an error that names the key.
+        let none = TlsSettings {
+            enabled_protocols: Some(vec!["SSLv3".into()]),
+            ..TlsSettings::default()
+        };
+        let error = versions(&none, &mut Vec::new()).expect_err("no version");
+        assert!(
+            error.to_string().contains("ssl.enabledProtocols"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn cipher_suites_are_picked_by_their_java_names() {
+        let mut warnings = Vec::new();
+        let listed = TlsSettings {
+            cipher_suites: Some(vec![
+                "TLS_AES_128_GCM_SHA256".into(),
+                "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384".into(),
+                "TLS_RSA_WITH_AES_128_CBC_SHA".into(),
+            ]),
+            ..TlsSettings::default()
+        };
+        let kept: Vec<String> = provider(&listed, &mut warnings)
+            .expect("a provider")
+            .cipher_suites
+            .iter()
+            .map(iana_name)
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                "TLS_AES_128_GCM_SHA256",
+                "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"
+            ]
+        );
+        assert!(
+            warnings.len() == 1 && warnings[0].contains("TLS_RSA_WITH_AES_128_CBC_SHA"),
+            "{warnings:?}"
+        );
+        // Without the key, rustls's own list; with nothing usable, an error naming the key.
+        let all = provider(&TlsSettings::default(), &mut Vec::new()).expect("a provider");
+        assert!(all.cipher_suites.len() > 2);
+        let unusable = TlsSettings {
+            cipher_suites: Some(vec!["TLS_RSA_WITH_AES_128_CBC_SHA".into()]),
+            ..TlsSettings::default()
+        };
+        let error = provider(&unusable, &mut Vec::new()).expect_err("no suite");
+        assert!(error.to_string().contains("ssl.ciphersuites"), "{error}");
+    }
+}
