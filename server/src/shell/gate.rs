@@ -63,41 +63,43 @@ impl Gate {
 
     /// Keeps messages routed during a core call until [`Gate::seal`] tags them. Called under
     /// the core lock.
-    pub(crate) fn stage(&self, routed: Routed) {
+    pub(crate) fn stage(&self, routed: impl IntoIterator<Item = (ConnId, Outbound)>) {
         self.state.lock().staged.extend(routed);
     }
 
     /// Ends a core call: `handed` is the last zxid handed to the log so far (or `None` if the
     /// call logged nothing). The staged messages are tagged with it and delivered through
-    /// `deliver` if already durable with nothing held before them, else held. Called under the
-    /// core lock, after the call's log entries went to the log thread.
-    pub(crate) fn seal(&self, handed: Option<i64>, deliver: impl FnOnce(Routed)) {
-        let mut state = self.state.lock();
+    /// `deliver` (which may drain them) if already durable with nothing held before them, else
+    /// held. Called under the core lock, after the call's log entries went to the log thread.
+    /// The staging vector keeps its capacity from call to call: every write would otherwise
+    /// grow a new one.
+    pub(crate) fn seal(&self, handed: Option<i64>, deliver: impl FnOnce(&mut Routed)) {
+        let mut guard = self.state.lock();
+        let state = &mut *guard;
         if let Some(zxid) = handed {
             state.handed = state.handed.max(zxid);
         }
         if state.staged.is_empty() {
             return;
         }
-        let staged = std::mem::take(&mut state.staged);
-        if state.failed {
-            return;
-        }
         let tag = state.handed;
-        if state.held.is_empty() && tag <= state.durable {
+        if state.failed {
+            state.staged.clear();
+        } else if state.held.is_empty() && tag <= state.durable {
             // Delivered under the gate's lock, so nothing released by the log thread can
             // overtake it.
-            deliver(staged);
-            return;
+            deliver(&mut state.staged);
+            state.staged.clear();
+        } else {
+            state
+                .held
+                .extend(state.staged.drain(..).map(|(conn, out)| (tag, conn, out)));
         }
-        state
-            .held
-            .extend(staged.into_iter().map(|(conn, out)| (tag, conn, out)));
     }
 
     /// The log has everything up to `zxid` on disk: delivers, in order, every held message
     /// tagged at or below it. Called by the log thread.
-    pub(crate) fn durable(&self, zxid: i64, deliver: impl FnOnce(Routed)) {
+    pub(crate) fn durable(&self, zxid: i64, deliver: impl FnOnce(&mut Routed)) {
         let mut state = self.state.lock();
         state.durable = state.durable.max(zxid);
         if state.failed {
@@ -111,12 +113,12 @@ impl Gate {
         if ready == 0 {
             return;
         }
-        let released: Routed = state
+        let mut released: Routed = state
             .held
             .drain(..ready)
             .map(|(_, conn, out)| (conn, out))
             .collect();
-        deliver(released);
+        deliver(&mut released);
     }
 
     /// The log failed: drops what is held and releases nothing from now on.
@@ -159,21 +161,21 @@ mod tests {
         gate.reset(10);
         let mut out = Vec::new();
         // A read with nothing pending goes at once.
-        gate.stage(vec![frame(1, 1)]);
-        gate.seal(None, |r| out.extend(bytes(&r)));
+        gate.stage([frame(1, 1)]);
+        gate.seal(None, |r| out.extend(bytes(r)));
         assert_eq!(out, [(1, 1)]);
         // A write's reply waits for zxid 11; a later read of another connection waits behind.
         gate.stage(vec![frame(1, 2), frame(2, 3)]);
-        gate.seal(Some(11), |r| out.extend(bytes(&r)));
+        gate.seal(Some(11), |r| out.extend(bytes(r)));
         gate.stage(vec![frame(2, 4)]);
-        gate.seal(None, |r| out.extend(bytes(&r)));
+        gate.seal(None, |r| out.extend(bytes(r)));
         gate.stage(vec![frame(1, 5)]);
-        gate.seal(Some(12), |r| out.extend(bytes(&r)));
+        gate.seal(Some(12), |r| out.extend(bytes(r)));
         assert_eq!(out.len(), 1);
         assert_eq!(gate.held(), 4);
-        gate.durable(11, |r| out.extend(bytes(&r)));
+        gate.durable(11, |r| out.extend(bytes(r)));
         assert_eq!(out, [(1, 1), (1, 2), (2, 3), (2, 4)]);
-        gate.durable(12, |r| out.extend(bytes(&r)));
+        gate.durable(12, |r| out.extend(bytes(r)));
         assert_eq!(out.last(), Some(&(1, 5)));
         assert_eq!(gate.held(), 0);
     }
@@ -183,12 +185,12 @@ mod tests {
         let gate = Gate::default();
         gate.reset(0);
         let mut out = Vec::new();
-        gate.stage(vec![frame(1, 1)]);
-        gate.seal(Some(1), |r| out.extend(bytes(&r)));
+        gate.stage([frame(1, 1)]);
+        gate.seal(Some(1), |r| out.extend(bytes(r)));
         gate.fail();
-        gate.durable(1, |r| out.extend(bytes(&r)));
+        gate.durable(1, |r| out.extend(bytes(r)));
         gate.stage(vec![frame(1, 2)]);
-        gate.seal(None, |r| out.extend(bytes(&r)));
+        gate.seal(None, |r| out.extend(bytes(r)));
         assert!(out.is_empty());
         assert_eq!(gate.held(), 0);
     }

@@ -235,20 +235,25 @@ impl Drop for Outbox {
 /// The core's actions as messages for the connections they are for, in order. A `Close` with
 /// no frame before it for the same connection in this batch owes the peer nothing and becomes
 /// [`Outbound::Abort`]; one after such a frame stays a `Close`, written after the frame.
-pub(crate) fn from_actions(actions: Vec<Action>) -> Vec<(ConnId, Outbound)> {
-    let mut owed: HashSet<ConnId> = HashSet::new();
-    actions
-        .into_iter()
-        .map(|action| match Outbound::from_action(action) {
-            (conn, Outbound::Close) if !owed.contains(&conn) => (conn, Outbound::Abort),
-            (conn, message) => {
-                if matches!(message, Outbound::Frame(_)) {
+pub(crate) fn from_actions(actions: Vec<Action>) -> impl Iterator<Item = (ConnId, Outbound)> {
+    // Most batches are frames alone: they need no set (nor its allocation).
+    let mut owed: Option<HashSet<ConnId>> = actions
+        .iter()
+        .any(|action| matches!(action, Action::Close(_)))
+        .then(HashSet::new);
+    actions.into_iter().map(
+        move |action| match (Outbound::from_action(action), owed.as_mut()) {
+            ((conn, Outbound::Close), Some(owed)) if !owed.contains(&conn) => {
+                (conn, Outbound::Abort)
+            }
+            ((conn, message), owed) => {
+                if let (Outbound::Frame(_), Some(owed)) = (&message, owed) {
                     owed.insert(conn);
                 }
                 (conn, message)
             }
-        })
-        .collect()
+        },
+    )
 }
 
 #[cfg(test)]
@@ -312,14 +317,18 @@ mod tests {
 
     #[test]
     fn a_close_that_owes_nothing_aborts_and_one_after_a_reply_waits_for_it() {
-        let routed = from_actions(vec![
+        let routed: Vec<_> = from_actions(vec![
             Action::Close(1),
             Action::Send(2, vec![1]),
             Action::Close(2),
             Action::Send(3, vec![1]),
-        ]);
+        ])
+        .collect();
         assert!(matches!(routed[0], (1, Outbound::Abort)));
         assert!(matches!(routed[2], (2, Outbound::Close)));
+        // Frames alone pass as they are.
+        let frames: Vec<_> = from_actions(vec![Action::Send(4, vec![1])]).collect();
+        assert!(matches!(frames[..], [(4, Outbound::Frame(_))]));
         let (outbox, queue) = outbox(100);
         outbox.push(Outbound::Abort, &stats());
         assert!(outbox.kill.is_cancelled());
