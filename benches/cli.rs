@@ -12,11 +12,12 @@
 //! A benchmark, not a harness binary: it spawns the release `shepherd` binary as a user
 //! would, which a `shepherd bench cli` subcommand could not do to itself as faithfully.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+use shepherd_testkit::spawn_serve;
 
 const ZKCLI: &str = "/usr/share/zookeeper/bin/zkCli.sh";
 /// The bound on one command's run; a run that takes longer fails the benchmark.
@@ -55,22 +56,7 @@ fn ms(d: Duration) -> f64 {
 
 /// `shepherd serve --port 0`, and the address it announces.
 fn start_shepherd() -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_shepherd"))
-        .args(["serve", "--port", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn shepherd serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("the listening line");
-    let addr = line
-        .trim()
-        .strip_prefix("shepherd listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_owned();
-    (child, addr)
+    spawn_serve(Command::new(env!("CARGO_BIN_EXE_shepherd")).args(["serve", "--port", "0"]))
 }
 
 /// One client command, as shepherd and as zkCli spell it.

@@ -12,12 +12,12 @@
 #[path = "startup/real_ensemble.rs"]
 mod real_ensemble;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use shepherd::protocol::{Codec, ConnectRequest, ConnectResponse, decode_from, encode_frame};
+use shepherd_testkit::spawn_serve;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -118,26 +118,9 @@ async fn serve_start_to_ready(data_dir: Option<&Path>, starts: usize) -> Duratio
             command.arg("--data-dir").arg(dir.join(start.to_string()));
         }
         let started = Instant::now();
-        let mut child = command
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn shepherd serve");
-        let stdout = child.stdout.take().expect("piped stdout");
-        // The first line is the listening line; a blocking read of one line is what a
-        // supervisor waiting for readiness does too.
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("read the listening line");
-        let addr = line
-            .trim()
-            .rsplit(' ')
-            .next()
-            .expect("shepherd listening on ADDR")
-            .to_string();
+        // The first line is the listening line; a blocking read of it is what a supervisor
+        // waiting for readiness does too.
+        let (mut child, addr) = spawn_serve(command.env("RUST_LOG", "warn"));
         first_session(&addr).await.expect("session");
         samples.push(started.elapsed());
         let _ = child.kill();

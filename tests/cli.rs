@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, ChildStdout, Command, Output, Stdio};
 
-use shepherd_testkit::{WAIT, bounded};
+use shepherd_testkit::{WAIT, bounded, listening_addr, spawn_serve};
 
 fn shepherd() -> Command {
     Command::new(env!("CARGO_BIN_EXE_shepherd"))
@@ -46,9 +46,7 @@ impl Serving {
                 panic!("{hang}");
             }
         };
-        let addr = line
-            .trim()
-            .strip_prefix("shepherd listening on ")
+        let addr = listening_addr(&line)
             .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
             .to_owned();
         Serving {
@@ -112,22 +110,8 @@ fn last_line(text: &str) -> &str {
 
 #[test]
 fn serve_announces_its_address_and_answers_four_letter_words() {
-    let mut child = shepherd()
-        .args(["serve", "--port", "0", "--tick-time", "500"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn shepherd serve");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("first line");
-    let addr = line
-        .trim()
-        .strip_prefix("shepherd listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-        .to_string();
+    let (mut child, addr) =
+        spawn_serve(shepherd().args(["serve", "--port", "0", "--tick-time", "500"]));
     assert!(
         addr.starts_with("127.0.0.1:"),
         "loopback by default: {addr}"

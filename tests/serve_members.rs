@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 
-use shepherd_testkit::{WAIT, bounded};
+use shepherd_testkit::{WAIT, bounded, listening_addr};
 
 /// A member's `srvr` `Mode:` line.
 fn mode(addr: &str) -> String {
@@ -47,10 +47,10 @@ async fn serve_members_prints_a_line_per_member_and_each_reports_its_mode() {
     let addrs: Vec<String> = lines
         .iter()
         .map(|line| {
-            line.trim()
-                .strip_prefix("shepherd listening on 127.0.0.1:")
-                .map(|port| format!("127.0.0.1:{port}"))
+            listening_addr(line)
+                .filter(|addr| addr.starts_with("127.0.0.1:"))
                 .unwrap_or_else(|| panic!("unexpected line: {line:?}"))
+                .to_owned()
         })
         .collect();
     let modes: Vec<String> = addrs.iter().map(|a| mode(a)).collect();

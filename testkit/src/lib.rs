@@ -20,6 +20,8 @@
 //! * [`TlsFront`]: a TLS listener with the test certificates before a plaintext server, for
 //!   testing a client's TLS against any server.
 //! * [`oracle`]: the differential oracle against real ZooKeeper, run by the `oracle` binary.
+//! * [`spawn_serve`], [`listening_addr`]: `shepherd serve` as a child process, and the address
+//!   it announces.
 //!
 //! This crate is never published; it is a dev-dependency of the workspace's test suites. It
 //! panics freely: a failed setup step is a failed test.
@@ -37,6 +39,7 @@ mod paths;
 mod peer;
 mod proxy;
 mod requests;
+mod serve_child;
 mod servers;
 mod tls_front;
 mod wait;
@@ -53,6 +56,7 @@ pub use paths::unique;
 pub use peer::{Peer, hello, reply_header};
 pub use proxy::{CutAfter, Proxy};
 pub use requests::{create, exists, get_data, set_data};
+pub use serve_child::{listening_addr, spawn_serve};
 pub use servers::{TestServer, embedded, embedded_builder, real_zookeeper, servers};
 pub use tls_front::TlsFront;
 pub use wait::{Hang, WAIT, bounded, try_within, wait_state, within};

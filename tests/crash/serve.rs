@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use shepherd_testkit::{WAIT, bounded};
+use shepherd_testkit::{WAIT, bounded, listening_addr};
 
 /// A running `shepherd serve --data-dir`.
 pub struct Serve {
@@ -45,7 +45,7 @@ impl Serve {
             let mut tx = Some(tx);
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                if let Some(addr) = line.trim().strip_prefix("shepherd listening on ") {
+                if let Some(addr) = listening_addr(&line) {
                     if let Some(tx) = tx.take() {
                         let _ = tx.send(addr.to_owned());
                     }
