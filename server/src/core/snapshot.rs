@@ -45,10 +45,9 @@ pub struct SnapshotCursor {
     stack: Vec<Frame>,
     started: bool,
     done: bool,
-    /// Ids by the address of the interned list (the lists in `acls` and `open` stay alive).
-    acl_ids: HashMap<usize, i64>,
-    /// The last list looked up and its id.
-    last_acl: Option<(usize, i64)>,
+    /// Ids by the address of the interned list (the lists in `acls` and `open` stay alive),
+    /// looked up once per node: ahash, as the tree's own tables, not std's SipHash.
+    acl_ids: HashMap<usize, i64, ahash::RandomState>,
     acls: Vec<(i64, AclRef)>,
     /// Interned `OPEN_ACL_UNSAFE` lists seen (id -1), kept alive like the others.
     open: Vec<AclRef>,
@@ -86,14 +85,7 @@ impl SnapshotCursor {
 
     fn acl_id(&mut self, acl: &AclRef) -> i64 {
         let key = std::sync::Arc::as_ptr(acl) as usize;
-        // Neighbours mostly share their list: spare those the map's hashing.
-        if let Some((last, id)) = self.last_acl
-            && last == key
-        {
-            return id;
-        }
         if let Some(&id) = self.acl_ids.get(&key) {
-            self.last_acl = Some((key, id));
             return id;
         }
         let id = if **acl == Acl::open_unsafe() {
@@ -105,7 +97,6 @@ impl SnapshotCursor {
             id
         };
         self.acl_ids.insert(key, id);
-        self.last_acl = Some((key, id));
         id
     }
 }
@@ -164,8 +155,7 @@ impl Core {
             stack: Vec::new(),
             started: false,
             done: false,
-            acl_ids: HashMap::new(),
-            last_acl: None,
+            acl_ids: HashMap::default(),
             acls: Vec::new(),
             open: Vec::new(),
             digest: None,
@@ -203,11 +193,7 @@ impl Core {
         if !cursor.started {
             cursor.started = true;
             if let Some(root) = self.tree.lookup("/") {
-                self.write_at(cursor, root, out);
-                at.push(Step {
-                    node: Some(root),
-                    place: None,
-                });
+                self.write_at(cursor, &mut at, (root, None), out);
                 written += 1;
             }
         }
@@ -217,19 +203,22 @@ impl Core {
                 cursor.digest = self.tree.digest().map(|d| (self.zxid, d));
                 return true;
             };
-            let (node, place) = next;
-            self.write_at(cursor, node, out);
-            at.push(Step {
-                node: Some(node),
-                place: Some(place),
-            });
+            self.write_at(cursor, &mut at, (next.0, Some(next.1)), out);
             written += 1;
         }
         false
     }
 
-    /// Writes node `i`, whose path `cursor.path` now ends with, and pushes its frame.
-    fn write_at(&self, cursor: &mut SnapshotCursor, i: u32, out: &mut Vec<u8>) {
+    /// Writes node `i` (at `place` among its siblings, when known), whose path `cursor.path`
+    /// now ends with, and pushes its frame and its step: the one place both stacks grow, so
+    /// they stay the same height.
+    fn write_at(
+        &self,
+        cursor: &mut SnapshotCursor,
+        at: &mut Vec<Step>,
+        (i, place): (u32, Option<ChildPlace>),
+        out: &mut Vec<u8>,
+    ) {
         if let Some(node) = self.tree.get_index(i) {
             let id = cursor.acl_id(node.acl_ref());
             write_node(&cursor.path, node, id, out);
@@ -237,6 +226,10 @@ impl Core {
         cursor.stack.push(Frame {
             len: cursor.path.len(),
             written_at: self.zxid,
+        });
+        at.push(Step {
+            node: Some(i),
+            place,
         });
     }
 
