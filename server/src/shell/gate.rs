@@ -28,6 +28,9 @@ use crate::core::ConnId;
 /// Messages for connections, in the order they must be delivered.
 pub(crate) type Routed = Vec<(ConnId, Outbound)>;
 
+/// Messages handed to the deliverer, in order, taken straight from where the gate kept them.
+pub(crate) type Release<'a> = &'a mut dyn Iterator<Item = (ConnId, Outbound)>;
+
 /// What the gate holds and knows.
 #[derive(Default)]
 struct GateState {
@@ -69,11 +72,11 @@ impl Gate {
 
     /// Ends a core call: `handed` is the last zxid handed to the log so far (or `None` if the
     /// call logged nothing). The staged messages are tagged with it and delivered through
-    /// `deliver` (which may drain them) if already durable with nothing held before them, else
-    /// held. Called under the core lock, after the call's log entries went to the log thread.
-    /// The staging vector keeps its capacity from call to call: every write would otherwise
-    /// grow a new one.
-    pub(crate) fn seal(&self, handed: Option<i64>, deliver: impl FnOnce(&mut Routed)) {
+    /// `deliver` if already durable with nothing held before them, else held. Called under the
+    /// core lock, after the call's log entries went to the log thread. The staging vector is
+    /// drained, never replaced, so it keeps its capacity from call to call: every write would
+    /// otherwise grow a new one.
+    pub(crate) fn seal(&self, handed: Option<i64>, deliver: impl FnOnce(Release<'_>)) {
         let mut guard = self.state.lock();
         let state = &mut *guard;
         if let Some(zxid) = handed {
@@ -88,8 +91,7 @@ impl Gate {
         } else if state.held.is_empty() && tag <= state.durable {
             // Delivered under the gate's lock, so nothing released by the log thread can
             // overtake it.
-            deliver(&mut state.staged);
-            state.staged.clear();
+            deliver(&mut state.staged.drain(..));
         } else {
             state
                 .held
@@ -99,7 +101,7 @@ impl Gate {
 
     /// The log has everything up to `zxid` on disk: delivers, in order, every held message
     /// tagged at or below it. Called by the log thread.
-    pub(crate) fn durable(&self, zxid: i64, deliver: impl FnOnce(&mut Routed)) {
+    pub(crate) fn durable(&self, zxid: i64, deliver: impl FnOnce(Release<'_>)) {
         let mut state = self.state.lock();
         state.durable = state.durable.max(zxid);
         if state.failed {
@@ -113,12 +115,7 @@ impl Gate {
         if ready == 0 {
             return;
         }
-        let mut released: Routed = state
-            .held
-            .drain(..ready)
-            .map(|(_, conn, out)| (conn, out))
-            .collect();
-        deliver(&mut released);
+        deliver(&mut state.held.drain(..ready).map(|(_, conn, out)| (conn, out)));
     }
 
     /// The log failed: drops what is held and releases nothing from now on.
@@ -145,12 +142,11 @@ mod tests {
         (conn, Outbound::Frame(Bytes::from(vec![byte])))
     }
 
-    fn bytes(routed: &Routed) -> Vec<(ConnId, u8)> {
+    fn bytes(routed: Release<'_>) -> Vec<(ConnId, u8)> {
         routed
-            .iter()
             .map(|(conn, out)| match out {
-                Outbound::Frame(b) => (*conn, b[0]),
-                _ => (*conn, 0),
+                Outbound::Frame(b) => (conn, b[0]),
+                _ => (conn, 0),
             })
             .collect()
     }

@@ -91,31 +91,24 @@ impl Router {
 
     /// Pushes the core's actions onto the queues of the connections they are for.
     pub(crate) fn route(&self, actions: Vec<Action>) {
-        if actions.is_empty() {
-            return;
-        }
-        match &self.gate {
-            Some(gate) => gate.stage(outbox::from_actions(actions)),
-            None => self.deliver(&mut outbox::from_actions(actions).collect()),
+        if !actions.is_empty() {
+            self.route_outbound(outbox::from_actions(actions));
         }
     }
 
     /// Pushes messages onto the queues of the connections they are for, in order (through the
     /// gate, with a data directory); those for a connection that is gone are dropped.
-    pub(crate) fn route_outbound(&self, mut routed: Vec<(ConnId, Outbound)>) {
-        if routed.is_empty() {
-            return;
-        }
+    pub(crate) fn route_outbound(&self, routed: impl IntoIterator<Item = (ConnId, Outbound)>) {
         match &self.gate {
             Some(gate) => gate.stage(routed),
-            None => self.deliver(&mut routed),
+            None => self.deliver(routed),
         }
     }
 
-    /// Pushes messages onto their connections' queues now, draining `routed`.
-    fn deliver(&self, routed: &mut Vec<(ConnId, Outbound)>) {
+    /// Pushes messages onto their connections' queues now.
+    fn deliver(&self, routed: impl IntoIterator<Item = (ConnId, Outbound)>) {
         let conns = self.conns.lock();
-        for (conn, message) in routed.drain(..) {
+        for (conn, message) in routed {
             if let Some(entry) = conns.get(&conn) {
                 // Metered against the connection's outbound limit; see `conn::outbox`.
                 entry.tx.push(message, &entry.stats);
