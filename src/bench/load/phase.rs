@@ -3,7 +3,8 @@
 //!
 //! Each session owns the nodes whose index is its own number modulo the session count, and
 //! keeps at most `in_flight` requests outstanding on its one connection (pipelined: the client
-//! sends without waiting for earlier replies). Closed loop (no rate): a request is sent as soon
+//! sends without waiting for earlier replies) through `in_flight` lanes in its one task, each
+//! sending its next request when its last is answered. Closed loop (no rate): a request is sent as soon
 //! as one returns, and its latency runs from sending to reply. Open loop (a rate R over N
 //! sessions): request `j` of session `k` is *scheduled* at `start + (j · N + k) / R`, so the
 //! sessions' requests interleave into one even stream of R per second (not N at once every
@@ -20,12 +21,12 @@
 //! Invariants: a ZooKeeper error (NodeExists…) is counted, not fatal, and the first one is kept
 //! to say why; memory is one latency (and, traced, one [`Traced`]) per request of the phase.
 
-use std::future::ready;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::ValueEnum;
-use futures_util::{StreamExt, stream};
+use futures_util::future::join_all;
 use shepherd_client::{Client, CreateOptions};
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until};
@@ -259,9 +260,14 @@ impl Plan {
     }
 }
 
-/// One session's share of a phase.
+/// One session's share of a phase: `in_flight` lanes, each taking the session's next request
+/// when its last one is answered, all in this one task.
 ///
-/// Open loop, its request `j` is due at `start + offset + j · every`.
+/// Lanes rather than a future per request: a request then costs no allocation and no
+/// scheduling of its own in the client, which shares the machine with the server it measures.
+///
+/// Open loop, request `j` is due at `start + offset + j · every`; a lane takes the next `j`
+/// only when it is free, so a request that waits for a free lane counts that wait too.
 async fn session(
     client: &Client,
     plan: &Plan,
@@ -277,11 +283,22 @@ async fn session(
     }
     let count = plan.requests(paths.len());
     let end = plan.extent.duration.map(|duration| start + duration);
-    let paths = &paths;
-    let replies = stream::iter(0..count)
-        // Closed loop for a duration: stop sending once it is over.
-        .take_while(move |_| ready(every.is_some() || end.is_none_or(|end| Instant::now() < end)))
-        .then(|j| async move {
+    // Shared by the lanes of this one task: never contended, but the task must be Send.
+    let next = AtomicUsize::new(0);
+    let sample = Mutex::new(Sample {
+        latencies: Vec::with_capacity(count.min(paths.len().max(1 << 16))),
+        ..Sample::default()
+    });
+    let (next, sample_ref, paths) = (&next, &sample, &paths);
+    let lane = || async move {
+        loop {
+            let j = next.load(Relaxed);
+            // Closed loop for a duration: stop sending once it is over.
+            let over = every.is_none() && end.is_some_and(|end| Instant::now() >= end);
+            if j >= count || over {
+                return;
+            }
+            next.store(j + 1, Relaxed);
             let due = match every {
                 Some(every) => {
                     let due = first + every.mul_f64(j as f64);
@@ -290,23 +307,32 @@ async fn session(
                 }
                 None => Instant::now(),
             };
-            (j, due)
-        })
-        .map(|(j, due)| async move {
             let path = &paths[j % paths.len()];
             let (op, outcome) = plan.phase.call(j, client, path, value).await;
-            (op, due, due.elapsed(), outcome)
-        })
-        .buffer_unordered(plan.in_flight);
-    let mut replies = std::pin::pin!(replies);
-    let mut sample = Sample {
-        latencies: Vec::with_capacity(count.min(paths.len().max(1 << 16))),
-        ..Sample::default()
+            let latency = due.elapsed();
+            sample_ref
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .record(plan, op, due, latency, outcome);
+        }
     };
-    while let Some((op, due, latency, outcome)) = replies.next().await {
+    join_all((0..plan.in_flight.min(count)).map(|_| lane())).await;
+    sample.into_inner().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Sample {
+    /// Adds one request's outcome.
+    fn record(
+        &mut self,
+        plan: &Plan,
+        op: Phase,
+        due: Instant,
+        latency: Duration,
+        outcome: Result<(), String>,
+    ) {
         if plan.extent.trace {
-            let due_unix = plan.start_unix + due.saturating_duration_since(start);
-            sample.trace.push(Traced {
+            let due_unix = plan.start_unix + due.saturating_duration_since(plan.start);
+            self.trace.push(Traced {
                 op,
                 due_unix_us: u64::try_from(due_unix.as_micros()).unwrap_or(u64::MAX),
                 latency_us: u64::try_from(latency.as_micros()).unwrap_or(u64::MAX),
@@ -314,12 +340,11 @@ async fn session(
             });
         }
         match outcome {
-            Ok(()) => sample.latencies.push(latency),
+            Ok(()) => self.latencies.push(latency),
             Err(e) => {
-                sample.errors += 1;
-                sample.first_error.get_or_insert(e);
+                self.errors += 1;
+                self.first_error.get_or_insert(e);
             }
         }
     }
-    sample
 }
