@@ -6,8 +6,15 @@
 //! insert or remove moves at most one chunk (a flat sorted vector moves half of a million-child
 //! folder each time) and the chunks are found by binary search on their last names.
 //!
+//! Each chunk's last name also has a [`Fence`] here: its first eight bytes as a number. Most
+//! comparisons in the search over chunks then read this one small array instead of a child
+//! node somewhere in the arena; only chunks whose fence ties with the name are compared by
+//! name. A fence orders as the name does, because a name never holds a zero byte (path
+//! validation refuses NUL), so padding a short name with zeros cannot reorder it.
+//!
 //! Invariants: the concatenation of the chunks is sorted by name (byte order, as ZooKeeper's
 //! sorted reply lists them) without duplicates; no chunk is empty or longer than [`CHUNK`];
+//! `fences[c]` is the fence of the last name of `chunks[c]`, for every `c`;
 //! `len` is the total; the cached wire form, when present, is exactly the encoding of the
 //! names, and every change of them drops it.
 
@@ -25,9 +32,22 @@ const CHUNK: usize = 512;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Children {
     chunks: Vec<Vec<u32>>,
+    /// One per chunk: the [`Fence`] of its last name.
+    fences: Vec<Fence>,
     len: usize,
     /// The encoded `vector<ustring>` of the names; `None` until asked for after a change.
     wire: Option<Box<[u8]>>,
+}
+
+/// A name's first eight bytes, big-endian, zero-padded: ordered as the names are, except that
+/// names sharing those bytes tie.
+type Fence = u64;
+
+fn fence(name: &[u8]) -> Fence {
+    let mut bytes = [0; 8];
+    let n = name.len().min(8);
+    bytes[..n].copy_from_slice(&name[..n]);
+    Fence::from_be_bytes(bytes)
 }
 
 /// A place in the name order: chunk, and position in it.
@@ -51,20 +71,35 @@ impl Children {
     }
 
     fn locate<'a>(&self, name: &[u8], name_of: impl Fn(u32) -> &'a [u8]) -> Place {
-        let Some(last) = self.chunks.last().and_then(|c| c.last()) else {
+        let (Some(&last_fence), Some(&last)) = (
+            self.fences.last(),
+            self.chunks.last().and_then(|c| c.last()),
+        ) else {
             return Err((0, 0));
         };
+        let key = fence(name);
         // Appending in order (a restore, sequential nodes) costs one comparison.
-        if name_of(*last) < name {
+        if last_fence < key || (last_fence == key && name_of(last) < name) {
             let c = self.chunks.len() - 1;
             return Err((c, self.chunks[c].len()));
         }
-        let c = self
-            .chunks
-            .partition_point(|chunk| chunk.last().is_some_and(|&i| name_of(i) < name));
+        // The first chunk whose last name is not below `name`: past every smaller fence, then
+        // by name among the chunks whose fence ties.
+        let low = self.fences.partition_point(|&f| f < key);
+        let ties = self.fences[low..].partition_point(|&f| f == key);
+        let c = low
+            + self.chunks[low..low + ties]
+                .partition_point(|chunk| chunk.last().is_some_and(|&i| name_of(i) < name));
         match self.chunks[c].binary_search_by(|&i| name_of(i).cmp(name)) {
             Ok(at) => Ok((c, at)),
             Err(at) => Err((c, at)),
+        }
+    }
+
+    /// Sets the fence of chunk `c` from its last name.
+    fn refence<'a>(&mut self, c: usize, name_of: impl Fn(u32) -> &'a [u8]) {
+        if let Some(&last) = self.chunks[c].last() {
+            self.fences[c] = fence(name_of(last));
         }
     }
 
@@ -81,7 +116,7 @@ impl Children {
         name: &[u8],
         name_of: impl Fn(u32) -> &'a [u8],
     ) -> bool {
-        let (c, at) = match self.locate(name, name_of) {
+        let (c, at) = match self.locate(name, &name_of) {
             Ok(_) => return false,
             Err(place) => place,
         };
@@ -89,18 +124,23 @@ impl Children {
         self.len += 1;
         if self.chunks.is_empty() {
             self.chunks.push(vec![index]);
+            self.fences.push(fence(name));
             return true;
         }
         let last = c + 1 == self.chunks.len();
         let chunk = &mut self.chunks[c];
         if chunk.len() < CHUNK {
             chunk.insert(at, index);
+            if at + 1 == chunk.len() {
+                self.fences[c] = fence(name);
+            }
         } else if last && at == chunk.len() {
             // Appending past a full last chunk starts a new one, so names that arrive in
             // order fill their chunks instead of leaving each half empty.
             let mut next = Vec::with_capacity(CHUNK);
             next.push(index);
             self.chunks.push(next);
+            self.fences.push(fence(name));
         } else {
             let mut tail = chunk.split_off(CHUNK / 2);
             if at <= CHUNK / 2 {
@@ -109,18 +149,24 @@ impl Children {
                 tail.insert(at - CHUNK / 2, index);
             }
             self.chunks.insert(c + 1, tail);
+            self.fences.insert(c + 1, 0);
+            self.refence(c, &name_of);
+            self.refence(c + 1, name_of);
         }
         true
     }
 
     /// Removes the child called `name`, returning its index.
     pub fn remove<'a>(&mut self, name: &[u8], name_of: impl Fn(u32) -> &'a [u8]) -> Option<u32> {
-        let (c, at) = self.locate(name, name_of).ok()?;
+        let (c, at) = self.locate(name, &name_of).ok()?;
         self.wire = None;
         self.len -= 1;
         let index = self.chunks[c].remove(at);
         if self.chunks[c].is_empty() {
             self.chunks.remove(c);
+            self.fences.remove(c);
+        } else if at == self.chunks[c].len() {
+            self.refence(c, name_of);
         }
         Some(index)
     }
@@ -213,7 +259,47 @@ mod tests {
         assert_eq!(c.remove(b"missing", name_of), None);
         assert_eq!(c.len(), 1500);
         assert!(c.chunks.iter().all(|k| !k.is_empty() && k.len() <= CHUNK));
+        assert!(
+            c.chunks
+                .iter()
+                .zip(&c.fences)
+                .all(|(k, &f)| f == fence(name_of(k[k.len() - 1])))
+        );
         let expected: Vec<String> = c.iter().map(|i| names[i as usize].clone()).collect();
         assert_eq!(c.wire(name_of), &expected.to_bytes()[..]);
+    }
+
+    #[test]
+    fn names_that_tie_on_their_fence_keep_their_order() {
+        // Every name shares its first eight bytes, as sequential nodes of a lock do: every
+        // chunk's fence ties, and the search falls back to names throughout.
+        let names: Vec<String> = (0..2000)
+            .map(|i| format!("lock-0000{:06}", (i * 7919) % 2000))
+            .collect();
+        let name_of = |i: u32| names[i as usize].as_bytes();
+        let mut c = Children::default();
+        let mut model = std::collections::BTreeSet::new();
+        for (i, n) in names.iter().enumerate() {
+            assert!(c.insert(i as u32, n.as_bytes(), name_of));
+            model.insert(n.as_bytes());
+        }
+        for n in names.iter().skip(1).step_by(3) {
+            assert!(c.remove(n.as_bytes(), name_of).is_some());
+            model.remove(n.as_bytes());
+        }
+        let listed: Vec<&[u8]> = c.iter().map(name_of).collect();
+        assert_eq!(listed, model.iter().copied().collect::<Vec<_>>());
+        for n in &names {
+            assert_eq!(
+                c.find(n.as_bytes(), name_of).is_some(),
+                model.contains(n.as_bytes())
+            );
+        }
+        assert!(
+            c.chunks
+                .iter()
+                .zip(&c.fences)
+                .all(|(k, &f)| f == fence(name_of(k[k.len() - 1])))
+        );
     }
 }

@@ -22,7 +22,7 @@
 //! to say why; memory is one latency (and, traced, one [`Traced`]) per request of the phase.
 
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::ValueEnum;
@@ -87,10 +87,7 @@ impl Phase {
     ) -> (Phase, Result<(), String>) {
         let op = self.op(j);
         let outcome = match op {
-            Phase::Create => client
-                .create(path, value, &CreateOptions::persistent())
-                .await
-                .map(drop),
+            Phase::Create => client.create(path, value, &PERSISTENT).await.map(drop),
             Phase::Set => client.set_data(path, value, None).await.map(drop),
             // `op` never yields Mixed: it is Set or Get by then.
             Phase::Get | Phase::Mixed => client.get_data(path).await.map(drop),
@@ -102,6 +99,9 @@ impl Phase {
         )
     }
 }
+
+/// The options of every create: built once, not per request.
+static PERSISTENT: LazyLock<CreateOptions> = LazyLock::new(CreateOptions::persistent);
 
 /// How one phase is driven.
 #[derive(Debug, Clone)]
