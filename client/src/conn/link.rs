@@ -69,7 +69,8 @@ pub(crate) struct Link<S> {
 impl<S> Link<S> {
     /// Queues one request frame for the writer. A dead writer shows up as its task ending.
     pub(crate) fn send(&mut self, xid: i32, request: &Request) {
-        let mut payload = Vec::with_capacity(64);
+        // Room for a header and a typical create or setData: most frames need no regrowth.
+        let mut payload = Vec::with_capacity(128);
         encode_request(xid, request, &mut payload);
         let _ = self.out.send(payload);
         self.last_send = Instant::now();

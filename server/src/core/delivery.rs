@@ -37,10 +37,16 @@ impl Core {
                     parent_acl,
                 } => {
                     let hit = self.trigger(Table::Data, &path, NodeCreated);
-                    self.notify(hit, NodeCreated, &path, Some(&acl), out);
+                    self.notify(hit, NodeCreated, &path, Some(acl.as_slice()), out);
                     let parent = path::split(&path).0;
                     let hit = self.trigger(Table::Child, parent, NodeChildrenChanged);
-                    self.notify(hit, NodeChildrenChanged, parent, Some(&parent_acl), out);
+                    self.notify(
+                        hit,
+                        NodeChildrenChanged,
+                        parent,
+                        Some(parent_acl.as_slice()),
+                        out,
+                    );
                 }
                 Fired::Deleted {
                     path,
@@ -51,15 +57,27 @@ impl Core {
                     let second = self.trigger(Table::Child, &path, NodeDeleted);
                     // Child watchers already told by the data trigger are skipped (docs/protocol.md §9.2).
                     let second: Vec<ConnId> = second.difference(&first).copied().collect();
-                    self.notify(first, NodeDeleted, &path, Some(&acl), out);
-                    self.notify(second, NodeDeleted, &path, Some(&acl), out);
+                    self.notify(first, NodeDeleted, &path, Some(acl.as_slice()), out);
+                    self.notify(second, NodeDeleted, &path, Some(acl.as_slice()), out);
                     let parent = path::split(&path).0;
                     let hit = self.trigger(Table::Child, parent, NodeChildrenChanged);
-                    self.notify(hit, NodeChildrenChanged, parent, Some(&parent_acl), out);
+                    self.notify(
+                        hit,
+                        NodeChildrenChanged,
+                        parent,
+                        Some(parent_acl.as_slice()),
+                        out,
+                    );
                 }
                 Fired::DataChanged { path, acl } => {
                     let hit = self.trigger(Table::Data, &path, EventType::NodeDataChanged);
-                    self.notify(hit, EventType::NodeDataChanged, &path, Some(&acl), out);
+                    self.notify(
+                        hit,
+                        EventType::NodeDataChanged,
+                        &path,
+                        Some(acl.as_slice()),
+                        out,
+                    );
                 }
             }
         }

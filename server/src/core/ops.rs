@@ -96,7 +96,7 @@ impl Core {
             _ if mode.is_ephemeral() => Owner::Ephemeral(txn.session),
             _ => Owner::Persistent,
         };
-        let parent_acl = parent_node.acl().to_vec();
+        let parent_acl = parent_node.acl_ref().clone();
         self.tree.create(
             &path,
             req.data.clone(),
@@ -105,13 +105,14 @@ impl Core {
             (txn.zxid, txn.time),
             &mut txn.undo,
         );
-        let stat = self.tree.get(&path).expect("just created").stat();
+        let node = self.tree.get(&path).expect("just created");
+        let (stat, node_acl) = (node.stat(), node.acl_ref().clone());
         if txn.records.is_some() {
             self.record_create(op, mode, (&path, &req.data, &acl, ttl), txn);
         }
         txn.fired.push(Fired::Created {
             path: path.clone(),
-            acl,
+            acl: node_acl,
             parent_acl,
         });
         Ok((path, stat))
@@ -155,7 +156,7 @@ impl Core {
         let parent_acl = self
             .tree
             .get(parent)
-            .map(|n| n.acl().to_vec())
+            .map(|n| n.acl_ref().clone())
             .unwrap_or_default();
         let acl = self.tree.delete(path, txn.zxid, &mut txn.undo);
         txn.fired.push(Fired::Deleted {
@@ -181,7 +182,7 @@ impl Core {
             return Err(NoAuth);
         }
         check_version(req.version, node.version)?;
-        let acl = node.acl().to_vec();
+        let acl = node.acl_ref().clone();
         self.tree.set_data(
             &req.path,
             req.data.clone(),

@@ -9,29 +9,30 @@
 //! its `records` hold one `(type, body)` per op that succeeded, in order, exactly as ZooKeeper
 //! 3.8's `PrepRequestProcessor` builds them.
 
-use shepherd_protocol::Acl;
 use shepherd_protocol::txn::TxnBody;
 
 use super::SessionId;
+use super::acl_table::AclRef;
 use super::tree::Undo;
 
-/// What a committed change fires (docs/protocol.md §9.2).
+/// What a committed change fires (docs/protocol.md §9.2), with the ACLs its events are
+/// filtered by: the nodes' own shared lists, not copies.
 #[derive(Debug)]
 pub(crate) enum Fired {
     /// NodeCreated(path), then NodeChildrenChanged(parent).
     Created {
         path: String,
-        acl: Vec<Acl>,
-        parent_acl: Vec<Acl>,
+        acl: AclRef,
+        parent_acl: AclRef,
     },
     /// NodeDeleted(path) to data then child watchers, then NodeChildrenChanged(parent).
     Deleted {
         path: String,
-        acl: Vec<Acl>,
-        parent_acl: Vec<Acl>,
+        acl: AclRef,
+        parent_acl: AclRef,
     },
     /// NodeDataChanged(path).
-    DataChanged { path: String, acl: Vec<Acl> },
+    DataChanged { path: String, acl: AclRef },
 }
 
 /// One transaction in progress: its zxid and time, and what it did.

@@ -8,6 +8,7 @@
 use shepherd_protocol::Acl;
 
 use super::{Node, Owner, Tree};
+use crate::core::acl_table::AclRef;
 use crate::core::path;
 use crate::core::short::Value;
 
@@ -69,10 +70,10 @@ impl Tree {
     }
 
     /// Deletes a childless node (checked by the caller), returning its ACL for event filtering.
-    pub fn delete(&mut self, path: &str, zxid: i64, undo: &mut Vec<Undo>) -> Vec<Acl> {
+    pub fn delete(&mut self, path: &str, zxid: i64, undo: &mut Vec<Undo>) -> AclRef {
         self.touch_parent(path, zxid, false, undo);
         let node = self.detach(path);
-        let acl = node.acl().to_vec();
+        let acl = node.acl_ref().clone();
         undo.push(Undo::Deleted(path.to_string(), node));
         acl
     }
