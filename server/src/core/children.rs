@@ -224,16 +224,36 @@ impl Children {
 mod tests {
     use super::*;
 
-    #[test]
-    fn stays_sorted_across_splits_appends_and_removals() {
-        let names: Vec<String> = (0..3000)
-            .map(|i| format!("n{:05}", (i * 7919) % 3000))
-            .collect();
-        let name_of = |i: u32| names[i as usize].as_bytes();
+    /// `count` names from `name` of a number, in a scrambled order.
+    fn scrambled(count: usize, name: impl Fn(usize) -> String) -> Vec<String> {
+        (0..count).map(|i| name((i * 7919) % count)).collect()
+    }
+
+    /// Children holding every one of `names`, child `i` named `names[i]`.
+    fn filled(names: &[String]) -> Children {
         let mut c = Children::default();
         for (i, n) in names.iter().enumerate() {
-            assert!(c.insert(i as u32, n.as_bytes(), name_of));
+            assert!(c.insert(i as u32, n.as_bytes(), |j| names[j as usize].as_bytes()));
         }
+        c
+    }
+
+    /// The invariants on chunks and fences.
+    fn assert_chunks(c: &Children, names: &[String]) {
+        assert!(c.chunks.iter().all(|k| !k.is_empty() && k.len() <= CHUNK));
+        let fenced = c.chunks.iter().zip(&c.fences);
+        assert!(
+            fenced
+                .into_iter()
+                .all(|(k, &f)| f == fence(names[k[k.len() - 1] as usize].as_bytes()))
+        );
+    }
+
+    #[test]
+    fn stays_sorted_across_splits_appends_and_removals() {
+        let names = scrambled(3000, |i| format!("n{i:05}"));
+        let name_of = |i: u32| names[i as usize].as_bytes();
+        let mut c = filled(&names);
         assert!(!c.insert(0, names[0].as_bytes(), name_of));
         assert_eq!(c.len(), 3000);
         let sorted: Vec<&[u8]> = c.iter().map(name_of).collect();
@@ -258,13 +278,7 @@ mod tests {
         }
         assert_eq!(c.remove(b"missing", name_of), None);
         assert_eq!(c.len(), 1500);
-        assert!(c.chunks.iter().all(|k| !k.is_empty() && k.len() <= CHUNK));
-        assert!(
-            c.chunks
-                .iter()
-                .zip(&c.fences)
-                .all(|(k, &f)| f == fence(name_of(k[k.len() - 1])))
-        );
+        assert_chunks(&c, &names);
         let expected: Vec<String> = c.iter().map(|i| names[i as usize].clone()).collect();
         assert_eq!(c.wire(name_of), &expected.to_bytes()[..]);
     }
@@ -273,16 +287,11 @@ mod tests {
     fn names_that_tie_on_their_fence_keep_their_order() {
         // Every name shares its first eight bytes, as sequential nodes of a lock do: every
         // chunk's fence ties, and the search falls back to names throughout.
-        let names: Vec<String> = (0..2000)
-            .map(|i| format!("lock-0000{:06}", (i * 7919) % 2000))
-            .collect();
+        let names = scrambled(2000, |i| format!("lock-0000{i:06}"));
         let name_of = |i: u32| names[i as usize].as_bytes();
-        let mut c = Children::default();
-        let mut model = std::collections::BTreeSet::new();
-        for (i, n) in names.iter().enumerate() {
-            assert!(c.insert(i as u32, n.as_bytes(), name_of));
-            model.insert(n.as_bytes());
-        }
+        let mut c = filled(&names);
+        let mut model: std::collections::BTreeSet<&[u8]> =
+            names.iter().map(|n| n.as_bytes()).collect();
         for n in names.iter().skip(1).step_by(3) {
             assert!(c.remove(n.as_bytes(), name_of).is_some());
             model.remove(n.as_bytes());
@@ -295,11 +304,6 @@ mod tests {
                 model.contains(n.as_bytes())
             );
         }
-        assert!(
-            c.chunks
-                .iter()
-                .zip(&c.fences)
-                .all(|(k, &f)| f == fence(name_of(k[k.len() - 1])))
-        );
+        assert_chunks(&c, &names);
     }
 }

@@ -28,7 +28,7 @@ impl Core {
     /// Delivers the events of a committed txn, in order (docs/protocol.md §9.2), each connection at most once
     /// per trigger (docs/protocol.md §9.3), dropping those the receiver may not READ (§9.9).
     pub(crate) fn deliver(&mut self, fired: Vec<Fired>, out: &mut Vec<Action>) {
-        use EventType::{NodeChildrenChanged, NodeCreated, NodeDeleted};
+        use EventType::{NodeCreated, NodeDeleted};
         for event in fired {
             match event {
                 Fired::Created {
@@ -38,15 +38,7 @@ impl Core {
                 } => {
                     let hit = self.trigger(Table::Data, &path, NodeCreated);
                     self.notify(hit, NodeCreated, &path, Some(acl.as_slice()), out);
-                    let parent = path::split(&path).0;
-                    let hit = self.trigger(Table::Child, parent, NodeChildrenChanged);
-                    self.notify(
-                        hit,
-                        NodeChildrenChanged,
-                        parent,
-                        Some(parent_acl.as_slice()),
-                        out,
-                    );
+                    self.parent_changed(&path, &parent_acl, out);
                 }
                 Fired::Deleted {
                     path,
@@ -59,15 +51,7 @@ impl Core {
                     let second: Vec<ConnId> = second.difference(&first).copied().collect();
                     self.notify(first, NodeDeleted, &path, Some(acl.as_slice()), out);
                     self.notify(second, NodeDeleted, &path, Some(acl.as_slice()), out);
-                    let parent = path::split(&path).0;
-                    let hit = self.trigger(Table::Child, parent, NodeChildrenChanged);
-                    self.notify(
-                        hit,
-                        NodeChildrenChanged,
-                        parent,
-                        Some(parent_acl.as_slice()),
-                        out,
-                    );
+                    self.parent_changed(&path, &parent_acl, out);
                 }
                 Fired::DataChanged { path, acl } => {
                     let hit = self.trigger(Table::Data, &path, EventType::NodeDataChanged);
@@ -81,6 +65,19 @@ impl Core {
                 }
             }
         }
+    }
+
+    /// NodeChildrenChanged on the parent of `path`, after a create or delete there.
+    fn parent_changed(&mut self, path: &str, parent_acl: &[Acl], out: &mut Vec<Action>) {
+        let parent = path::split(path).0;
+        let hit = self.trigger(Table::Child, parent, EventType::NodeChildrenChanged);
+        self.notify(
+            hit,
+            EventType::NodeChildrenChanged,
+            parent,
+            Some(parent_acl),
+            out,
+        );
     }
 
     /// Triggers one table and records the trigger in ZooKeeper's `*_watch_count` summaries:
