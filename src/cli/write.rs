@@ -113,14 +113,16 @@ pub async fn create(client: &Client, args: &CreateArgs, out: &mut Out) -> Result
         .create(&args.path, &data, &options)
         .await
         .at(&args.path)?;
+    // With --hold, the handlers go in before the `Created` line: whoever waits for that line
+    // may signal at once, and the signal must end the session cleanly, not kill the process.
+    let stop = args.hold.then(super::stop_signal).transpose()?;
     if out.json {
         write_result(out, &path, &stat, false)?;
     } else {
         out.line(format!("Created {path}"))?;
     }
-    if args.hold {
+    if let Some(stop) = stop {
         out.flush()?;
-        let stop = super::stop_signal()?;
         eprintln!("holding the session; Ctrl-C to end it");
         super::hold(client, stop).await?;
     }
