@@ -1,11 +1,14 @@
 //! One connection to one server, over whatever stream the [`crate::Connector`] opened: the
-//! handshake, the writer task, and the queues of requests awaiting replies on that connection.
+//! handshake, the requests written but not yet answered, and the bytes not yet written.
 //!
 //! Invariants: a [`Link`] exists only after a ConnectResponse was read; every frame sent with a
 //! non-auth, non-ping xid has a [`Pending`] entry pushed in send order, so replies can be
 //! checked against the front of the queue (strict FIFO, as Java); auth replies have their own
-//! FIFO because the Java server answers them on receipt, ahead of earlier requests. Dropping a
-//! link aborts its writer, which drops the last half of the stream and so closes it.
+//! FIFO because the Java server answers them on receipt, ahead of earlier requests. Frames are
+//! written in the order they were sent, whole, by the connection task itself
+//! ([`Outgoing::write_some`]): no writer task, so a request costs no hand-over between tasks, and
+//! what several callers sent between two writes leaves in one `write`. Dropping a link drops
+//! both halves of the stream and so closes it.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -17,9 +20,8 @@ use shepherd_protocol::{
     Codec, ConnectRequest, ConnectResponse, Frame, FrameCodec, OpCode, Request, Response,
     decode_from, encode_request,
 };
-use tokio::io::{AsyncRead, AsyncWrite, ReadHalf, WriteHalf};
-use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tokio_util::codec::{FramedRead, FramedWrite};
 
@@ -55,8 +57,8 @@ pub(crate) struct Pending {
 pub(crate) struct Link<S> {
     pub(crate) host: String,
     pub(crate) reader: FramedRead<ReadHalf<S>, FrameCodec>,
-    pub(crate) writer: JoinHandle<io::Result<()>>,
-    out: mpsc::UnboundedSender<Vec<u8>>,
+    /// The writing half, and what was sent but not yet written.
+    pub(crate) out: Outgoing<S>,
     pub(crate) pending: VecDeque<Pending>,
     /// Callers of add_auth, or `None` for credentials re-sent after a handshake.
     pub(crate) auth_pending: VecDeque<Option<oneshot::Sender<Result<(), Error>>>>,
@@ -67,12 +69,9 @@ pub(crate) struct Link<S> {
 }
 
 impl<S> Link<S> {
-    /// Queues one request frame for the writer. A dead writer shows up as its task ending.
+    /// Queues one request frame; it is written by [`Outgoing::write_some`], in send order.
     pub(crate) fn send(&mut self, xid: i32, request: &Request) {
-        // Room for a header and a typical create or setData: most frames need no regrowth.
-        let mut payload = Vec::with_capacity(128);
-        encode_request(xid, request, &mut payload);
-        let _ = self.out.send(payload);
+        self.out.push(xid, request);
         self.last_send = Instant::now();
     }
 
@@ -99,9 +98,70 @@ impl<S> Link<S> {
     }
 }
 
-impl<S> Drop for Link<S> {
-    fn drop(&mut self) {
-        self.writer.abort();
+/// The room the outgoing buffer keeps between bursts; a larger one (a big create or multi)
+/// is given back once written.
+const KEPT_ROOM: usize = 4096;
+
+/// A link's writing half and the frames sent on it but not yet written, apart from the rest of
+/// the link so that the connection task can write while it waits to read.
+#[derive(Debug)]
+pub(crate) struct Outgoing<S> {
+    writer: WriteHalf<S>,
+    /// Frames with their length prefixes; `unsent[..written]` is already on the stream.
+    unsent: Vec<u8>,
+    written: usize,
+}
+
+impl<S> Outgoing<S> {
+    fn push(&mut self, xid: i32, request: &Request) {
+        let start = self.unsent.len();
+        self.unsent.extend_from_slice(&[0; 4]);
+        encode_request(xid, request, &mut self.unsent);
+        // Past i32::MAX the prefix would lie; the server refuses anything past jute.maxbuffer
+        // (1 MiB by default) long before, so the saturated prefix only makes it close sooner.
+        let len = i32::try_from(self.unsent.len() - start - 4).unwrap_or(i32::MAX);
+        self.unsent[start..start + 4].copy_from_slice(&len.to_be_bytes());
+    }
+
+    /// Whether frames wait to be written.
+    pub(crate) fn has_unsent(&self) -> bool {
+        self.written < self.unsent.len()
+    }
+}
+
+impl<S: AsyncWrite> Outgoing<S> {
+    /// Writes as much of what was sent as the stream takes in one `write`.
+    ///
+    /// # Errors
+    /// The stream's; a stream that takes nothing is `WriteZero`.
+    ///
+    /// # Cancellation
+    /// Safe: a `write` that did not complete wrote nothing, and nothing is lost or repeated.
+    pub(crate) async fn write_some(&mut self) -> io::Result<()> {
+        let n = self.writer.write(&self.unsent[self.written..]).await?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        self.written += n;
+        if self.written == self.unsent.len() {
+            self.unsent.clear();
+            self.written = 0;
+            if self.unsent.capacity() > KEPT_ROOM {
+                self.unsent.shrink_to(KEPT_ROOM);
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes everything sent so far.
+    ///
+    /// # Errors
+    /// As [`Outgoing::write_some`].
+    pub(crate) async fn flush(&mut self) -> io::Result<()> {
+        while self.has_unsent() {
+            self.write_some().await?;
+        }
+        Ok(())
     }
 }
 
@@ -158,13 +218,16 @@ where
     let (reader, writer, response) = tokio::time::timeout(timeout, attempt)
         .await
         .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "handshake timed out"))??;
-    let (out, rx) = mpsc::unbounded_channel();
     let now = Instant::now();
     let link = Link {
         host,
         reader,
-        writer: tokio::spawn(write_frames(writer, rx)),
-        out,
+        // The handshake's frame was flushed: the codec holds nothing more.
+        out: Outgoing {
+            writer: writer.into_inner(),
+            unsent: Vec::new(),
+            written: 0,
+        },
         pending: VecDeque::new(),
         auth_pending: VecDeque::new(),
         last_send: now,
@@ -172,39 +235,4 @@ where
         closing: false,
     };
     Ok((link, response))
-}
-
-/// Most frames the writer gathers into one flush.
-const MAX_BATCH: usize = 256;
-
-/// The writer task: batches whatever is queued into one flush.
-///
-/// Before flushing a batch that is not full it yields once, so that the callers woken by the
-/// replies just read (each about to send its next request) run first and their requests join
-/// this flush: one `writev` for many requests instead of one each. The yield costs one trip
-/// through the scheduler's queue, not a timer: nothing waits when nothing else is ready.
-async fn write_frames<S: AsyncWrite>(
-    mut sink: FramedWrite<WriteHalf<S>, FrameCodec>,
-    mut frames: mpsc::UnboundedReceiver<Vec<u8>>,
-) -> io::Result<()> {
-    while let Some(frame) = frames.recv().await {
-        sink.feed(frame).await?;
-        let mut batched = 1;
-        let mut yielded = false;
-        while batched < MAX_BATCH {
-            match frames.try_recv() {
-                Ok(frame) => {
-                    sink.feed(frame).await?;
-                    batched += 1;
-                }
-                Err(_) if !yielded => {
-                    yielded = true;
-                    tokio::task::yield_now().await;
-                }
-                Err(_) => break,
-            }
-        }
-        SinkExt::<Vec<u8>>::flush(&mut sink).await?;
-    }
-    Ok(())
 }

@@ -319,11 +319,26 @@ impl<C: Connector> Driver<C> {
         }
         let ping_every = self.timeout / 3;
         let read_timeout = self.timeout * 2 / 3;
+        // One timer for the connection, moved only when it fires: sends and replies push the
+        // ping and read deadlines later, and re-arming it for each would cost a turn of the
+        // timer wheel per request. Firing early is harmless; it re-arms at the later deadline.
+        let due = |link: &Link<C::Stream>| {
+            (link.last_send + ping_every).min(link.last_recv + read_timeout)
+        };
+        let timer = tokio::time::sleep_until(due(link));
+        tokio::pin!(timer);
         loop {
-            let deadline = (link.last_send + ping_every).min(link.last_recv + read_timeout);
             let accept = !link.closing && link.pending.len() < MAX_IN_FLIGHT;
+            let unsent = link.out.has_unsent();
             tokio::select! {
                 biased;
+                // First, so that a stream of replies or events never holds back a request (or
+                // a ping): whatever was sent since the last write leaves in this one.
+                written = link.out.write_some(), if unsent => {
+                    if let Err(e) = written {
+                        return End::Lost(e.to_string());
+                    }
+                }
                 frame = link.reader.next() => {
                     let payload = match frame {
                         Some(Ok(Frame::Payload(payload))) => payload,
@@ -336,18 +351,11 @@ impl<C: Connector> Driver<C> {
                         return end;
                     }
                 }
-                result = &mut link.writer => {
-                    let reason = match result {
-                        Ok(Err(e)) => e.to_string(),
-                        _ => "writer stopped".into(),
-                    };
-                    return End::Lost(reason);
-                }
                 cmd = self.commands.recv(), if accept => match cmd {
                     Some(cmd) => {
                         self.dispatch(link, cmd);
-                        // Whatever else is queued goes out now, without a turn of the select
-                        // for each: the writer then flushes them together.
+                        // Whatever else is queued joins the same write, without a turn of the
+                        // select for each.
                         for _ in 1..MAX_DRAIN {
                             if link.closing || link.pending.len() >= MAX_IN_FLIGHT {
                                 break;
@@ -360,7 +368,7 @@ impl<C: Connector> Driver<C> {
                     }
                     None => self.start_close(link),
                 },
-                () = tokio::time::sleep_until(deadline) => {
+                () = &mut timer => {
                     let now = Instant::now();
                     if now >= link.last_recv + read_timeout {
                         return End::Lost(format!("nothing heard for {read_timeout:?}"));
@@ -368,6 +376,7 @@ impl<C: Connector> Driver<C> {
                     if now >= link.last_send + ping_every {
                         link.send(xid::PING, &Request::Ping);
                     }
+                    timer.as_mut().reset(due(link));
                 }
             }
         }

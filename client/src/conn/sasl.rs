@@ -61,6 +61,7 @@ where
         for xid in xids {
             let request = Request::Sasl(SaslToken { token: Some(token) });
             link.send(xid, &request);
+            link.out.flush().await?;
             let answer = read_answer(link, xid).await?;
             match mechanism.step(&answer) {
                 Ok(ClientStep::Respond(next)) => token = next,
