@@ -54,6 +54,11 @@ pub(super) async fn read_loop<R: AsyncRead + Unpin>(
     // The silence allowed: the handshake limit, then the session's timeout.
     let mut idle = HANDSHAKE_IDLE;
     let mut idle_deadline = Instant::now() + idle;
+    // One timer for the connection's life, moved only when it fires: every frame pushes the
+    // deadline later, and a new sleep per read would cost a timer-wheel insert and removal
+    // each time. Firing early is harmless; it is re-armed at the deadline then due.
+    let idle_timer = tokio::time::sleep_until(idle_deadline);
+    tokio::pin!(idle_timer);
     let mut freeze = shared.frozen.watch();
     // A frame read while gathering a burst that could not join it (a four-letter word, a
     // broken frame): it is handled first on the next turn.
@@ -85,7 +90,13 @@ pub(super) async fn read_loop<R: AsyncRead + Unpin>(
             None => tokio::select! {
                 // A freeze or thaw somewhere: check again at the top.
                 _ = freeze.changed() => continue,
-                _ = tokio::time::sleep_until(idle_deadline) => return Ok(End::Idle),
+                () = &mut idle_timer => {
+                    if Instant::now() >= idle_deadline {
+                        return Ok(End::Idle);
+                    }
+                    idle_timer.as_mut().reset(idle_deadline);
+                    continue;
+                }
                 frame = frames.next() => frame,
             },
         };
@@ -182,6 +193,9 @@ pub(super) async fn read_loop<R: AsyncRead + Unpin>(
             if let Some(ms) = timeout {
                 idle = Duration::from_millis(ms.max(1) as u64);
                 link.stall_ms.store(idle.as_millis() as u64, Relaxed);
+                // The session's timeout may be shorter than the handshake's limit: the timer
+                // only ever moves later by itself.
+                idle_timer.as_mut().reset(Instant::now() + idle);
             }
         }
         shared
