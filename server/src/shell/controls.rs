@@ -207,15 +207,9 @@ impl ServerHandle {
     /// Cancellation safe. Unbounded: wrap it in a timeout. Under `tokio::time::pause` this is
     /// how a test waits for an expiry after `tokio::time::advance`.
     pub async fn wait_for(&self, mut pred: impl FnMut(&Core) -> bool) {
-        loop {
-            let changed = self.shared.core_changed();
-            tokio::pin!(changed);
-            changed.as_mut().enable();
-            if self.shared.query(&mut pred) {
-                return;
-            }
-            changed.await;
-        }
+        self.shared
+            .wait_until(|shared| shared.query(&mut pred))
+            .await;
     }
 
     // ---- Seeding and inspection ---------------------------------------------------------------

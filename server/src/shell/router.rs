@@ -13,13 +13,12 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use std::time::Duration;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
-use tokio::sync::futures::Notified;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -172,8 +171,11 @@ pub(crate) struct Shared {
     pub(super) faults: FaultRules,
     /// Frozen sessions, whose connections neither read nor write.
     pub(super) frozen: FrozenSessions,
-    /// Notified (all waiters) after every change of the core.
+    /// Notified (all waiters) after every change of the core, when anyone waits for one.
     core_changed: Notify,
+    /// How many wait on `core_changed` ([`Shared::wait_until`]): with none, which is always
+    /// outside tests and shutdown, a core call skips the notify and the lock it takes.
+    core_watchers: AtomicUsize,
     /// With a data directory: the log thread, snapshots and what they need.
     pub(super) durable: Option<Durable>,
     /// The listener's and the connections' token: cancelled to drop them all (a restart, a
@@ -204,6 +206,7 @@ impl Shared {
             faults: FaultRules::new(),
             frozen: FrozenSessions::new(),
             core_changed: Notify::new(),
+            core_watchers: AtomicUsize::new(0),
             durable,
             generation: Mutex::new(generation),
             members,
@@ -231,7 +234,7 @@ impl Shared {
         if after.is_some_and(|at| before.is_none_or(|was| at < was)) {
             self.wake_ticker();
         }
-        self.core_changed.notify_waiters();
+        self.core_changed();
         out
     }
 
@@ -256,7 +259,7 @@ impl Shared {
         }
         drop(locked);
         self.wake_ticker();
-        self.core_changed.notify_waiters();
+        self.core_changed();
     }
 
     /// The router, for the log thread's releases.
@@ -264,23 +267,43 @@ impl Shared {
         &self.router
     }
 
-    /// Resolves after the next change of the core (see [`Shared::with_core`]).
-    pub(super) fn core_changed(&self) -> Notified<'_> {
-        self.core_changed.notified()
+    /// Wakes every [`Shared::wait_until`], if any. Called after the core lock is released.
+    fn core_changed(&self) {
+        if self.core_watchers.load(SeqCst) > 0 {
+            self.core_changed.notify_waiters();
+        }
+    }
+
+    /// Resolves once `done` holds: checked now, then after every change of the core
+    /// ([`Shared::with_core`], [`Shared::replace_core`]). `done` must read what it checks under
+    /// a lock the change also takes (the core's or the connection table's), so that a change
+    /// made between the check and the wait is never missed. Cancellation safe.
+    pub(super) async fn wait_until(&self, mut done: impl FnMut(&Shared) -> bool) {
+        /// Counts the waiter in for as long as it waits, however the wait ends.
+        struct Watching<'a>(&'a AtomicUsize);
+        impl Drop for Watching<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, SeqCst);
+            }
+        }
+        self.core_watchers.fetch_add(1, SeqCst);
+        let _watching = Watching(&self.core_watchers);
+        loop {
+            let changed = self.core_changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if done(self) {
+                return;
+            }
+            changed.await;
+        }
     }
 
     /// Resolves once no connection is registered (each leaves through `unregister`, a change
     /// of the core). Cancellation safe.
     pub(super) async fn wait_no_connections(&self) {
-        loop {
-            let changed = self.core_changed();
-            tokio::pin!(changed);
-            changed.as_mut().enable();
-            if self.router.connections() == 0 {
-                return;
-            }
-            changed.await;
-        }
+        self.wait_until(|shared| shared.router.connections() == 0)
+            .await;
     }
 
     /// Registers a new connection, or refuses it when `per_ip_limit` (0 for none) connections
@@ -345,21 +368,15 @@ impl Shared {
 
     /// Resolves once no connection of `member` is registered. Cancellation safe.
     pub(super) async fn wait_member_gone(&self, member: u64) {
-        loop {
-            let changed = self.core_changed();
-            tokio::pin!(changed);
-            changed.as_mut().enable();
-            if !self
+        self.wait_until(|shared| {
+            !shared
                 .router
                 .conns
                 .lock()
                 .values()
                 .any(|c| c.member == member)
-            {
-                return;
-            }
-            changed.await;
-        }
+        })
+        .await;
     }
 
     /// How many connections are live, without copying the table.
