@@ -97,7 +97,7 @@ impl Core {
             _ => Owner::Persistent,
         };
         let parent_acl = parent_node.acl_ref().clone();
-        self.tree.create(
+        let created = self.tree.create(
             &path,
             req.data.clone(),
             acl.clone(),
@@ -105,7 +105,9 @@ impl Core {
             (txn.zxid, txn.time),
             &mut txn.undo,
         );
-        let node = self.tree.get(&path).expect("just created");
+        let node = created
+            .and_then(|i| self.tree.get_index(i))
+            .expect("just created");
         let (stat, node_acl) = (node.stat(), node.acl_ref().clone());
         if txn.records.is_some() {
             self.record_create(op, mode, (&path, &req.data, &acl, ttl), txn);
@@ -183,7 +185,7 @@ impl Core {
         }
         check_version(req.version, node.version)?;
         let acl = node.acl_ref().clone();
-        self.tree.set_data(
+        let stat = self.tree.set_data(
             &req.path,
             req.data.clone(),
             (txn.zxid, txn.time),
@@ -193,7 +195,6 @@ impl Core {
             path: req.path.clone(),
             acl,
         });
-        let stat = self.tree.get(&req.path).expect("exists").stat();
         txn.record(OpCode::SetData.into(), || {
             TxnBody::SetData(SetDataTxn {
                 path: req.path.clone(),

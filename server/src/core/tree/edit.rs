@@ -5,7 +5,7 @@
 //! `mod.rs` states them; an [`Undo`] list applied newest first restores the tree exactly,
 //! Stat fields and child order included.
 
-use shepherd_protocol::Acl;
+use shepherd_protocol::{Acl, Stat};
 
 use super::{Node, Owner, Tree};
 use crate::core::acl_table::AclRef;
@@ -36,7 +36,9 @@ pub(crate) enum Undo {
 }
 
 impl Tree {
-    fn touch_parent(&mut self, path: &str, zxid: i64, created: bool, undo: &mut Vec<Undo>) {
+    /// Moves the parent's pzxid (and its create counter, for a create) before a child of
+    /// `path` is added or removed, returning the parent's index.
+    fn touch_parent(&mut self, path: &str, zxid: i64, created: bool, undo: &mut Vec<Undo>) -> u32 {
         let (parent, _) = path::split(path);
         let i = self.lookup(parent).expect("parent exists");
         self.unhash(i);
@@ -51,9 +53,11 @@ impl Tree {
         }
         p.pzxid = zxid;
         self.rehash(i, parent);
+        i
     }
 
-    /// Creates a node whose parent exists and which does not (checked by the caller).
+    /// Creates a node whose parent exists and which does not (checked by the caller), and
+    /// returns its index (for [`Tree::get_index`]; `None` only if the caller broke that rule).
     pub fn create(
         &mut self,
         path: &str,
@@ -62,11 +66,12 @@ impl Tree {
         owner: Owner,
         (zxid, time): (i64, i64),
         undo: &mut Vec<Undo>,
-    ) {
+    ) -> Option<u32> {
         let acl = self.acls.intern(acl);
-        self.touch_parent(path, zxid, true, undo);
-        self.attach(path, Node::new(data, acl, zxid, time, owner));
+        let parent = self.touch_parent(path, zxid, true, undo);
+        let i = self.attach_under(parent, path, Node::new(data, acl, zxid, time, owner));
         undo.push(Undo::Created(path.to_string()));
+        i
     }
 
     /// Deletes a childless node (checked by the caller), returning its ACL for event filtering.
@@ -79,13 +84,14 @@ impl Tree {
     }
 
     /// Replaces a node's data: version +1, mzxid and mtime updated (docs/protocol.md §6.4).
+    /// Returns the node's new Stat.
     pub fn set_data(
         &mut self,
         path: &str,
         data: Option<Vec<u8>>,
         (zxid, time): (i64, i64),
         undo: &mut Vec<Undo>,
-    ) {
+    ) -> Stat {
         let i = self.lookup(path).expect("node exists");
         self.unhash(i);
         let node = self.nodes.get_mut(i).expect("node exists");
@@ -102,7 +108,9 @@ impl Tree {
         node.version = node.version.wrapping_add(1);
         node.mzxid = zxid;
         node.mtime = time;
+        let stat = node.stat();
         self.rehash(i, path);
+        stat
     }
 
     /// Replaces a node's data as a logged setData does: version, mzxid and mtime as given.

@@ -484,10 +484,18 @@ impl Tree {
 
     /// Hangs a node under its parent, which must exist, and indexes it.
     pub(super) fn attach(&mut self, path: &str, node: Node) {
-        let (parent, name) = path::split(path);
+        let (parent, _) = path::split(path);
         let p = self.lookup(parent).expect("parent exists");
-        let linked = self.link(p, path, name, node);
+        self.attach_under(p, path, node);
+    }
+
+    /// [`Tree::attach`] under the parent at index `parent`; returns the node's index (`None`
+    /// only if the caller broke the rule that the node does not exist).
+    pub(super) fn attach_under(&mut self, parent: u32, path: &str, node: Node) -> Option<u32> {
+        let (_, name) = path::split(path);
+        let linked = self.link(parent, path, name, node);
         debug_assert!(linked.is_ok(), "{path} attached twice");
+        linked.ok()
     }
 
     /// Takes a node out of the tree and its indexes (its children, if any, stay: callers
