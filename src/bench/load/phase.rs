@@ -267,7 +267,8 @@ impl Plan {
 /// scheduling of its own in the client, which shares the machine with the server it measures.
 ///
 /// Open loop, request `j` is due at `start + offset + j · every`; a lane takes the next `j`
-/// only when it is free, so a request that waits for a free lane counts that wait too.
+/// only when it is free and every earlier request has been sent, so a request that waits for
+/// a free lane counts that wait too.
 async fn session(
     client: &Client,
     plan: &Plan,
@@ -285,20 +286,27 @@ async fn session(
     let end = plan.extent.duration.map(|duration| start + duration);
     // Shared by the lanes of this one task: never contended, but the task must be Send.
     let next = AtomicUsize::new(0);
+    // Open loop: the lane holding this waits for the next scheduled instant, so that a session
+    // has one timer armed, not one per free lane (each holding a request due up to
+    // `in_flight` gaps ahead). Free lanes queue for it in order.
+    let turn = tokio::sync::Mutex::new(());
     let sample = Mutex::new(Sample {
         latencies: Vec::with_capacity(count.min(paths.len().max(1 << 16))),
         ..Sample::default()
     });
-    let (next, sample_ref, paths) = (&next, &sample, &paths);
+    let (next, turn, sample_ref, paths) = (&next, &turn, &sample, &paths);
     let lane = || async move {
         loop {
-            let j = next.load(Relaxed);
+            let turn = match every {
+                Some(_) => Some(turn.lock().await),
+                None => None,
+            };
             // Closed loop for a duration: stop sending once it is over.
             let over = every.is_none() && end.is_some_and(|end| Instant::now() >= end);
+            let j = next.fetch_add(1, Relaxed);
             if j >= count || over {
                 return;
             }
-            next.store(j + 1, Relaxed);
             let due = match every {
                 Some(every) => {
                     let due = first + every.mul_f64(j as f64);
@@ -307,6 +315,7 @@ async fn session(
                 }
                 None => Instant::now(),
             };
+            drop(turn);
             let path = &paths[j % paths.len()];
             let (op, outcome) = plan.phase.call(j, client, path, value).await;
             let latency = due.elapsed();
