@@ -208,6 +208,46 @@ async fn a_session_over_mutual_tls_survives_reconnects() {
     }
 }
 
+/// Requests that outrun the socket's buffers, over TLS: the connection task writes them in
+/// pieces as the socket drains (a partial write resumes where it stopped), then flushes the TLS
+/// layer, which may hold the last records it encrypted. A lost, repeated or reordered piece
+/// breaks the server's framing, and a piece never written leaves a call hanging.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_requests_over_tls_reach_the_server_whole() {
+    let server = embedded().await;
+    let pki = pki();
+    let front = TlsFront::start(&server.connect, &pki).await;
+    let client = within("connect", mutual(&pki).connect(&front.addr))
+        .await
+        .expect("a TLS session");
+    let root = unique("large");
+    within(
+        "root",
+        client.create(&root, b"", &CreateOptions::persistent()),
+    )
+    .await
+    .unwrap();
+    // Sixteen creates of nearly jute.maxbuffer (1 MiB) each, pipelined: 16 MB in flight, more
+    // than loopback's socket buffers hold, so the writes fill the socket again and again.
+    let value: Vec<u8> = (0..1_000_000u32).map(|i| (i % 251) as u8).collect();
+    let creates = (0..16).map(|i| {
+        let (client, path, value) = (&client, format!("{root}/n{i}"), &value);
+        async move {
+            client
+                .create(&path, value, &CreateOptions::persistent())
+                .await
+        }
+    });
+    for created in within("creates", futures_util::future::join_all(creates)).await {
+        created.unwrap();
+    }
+    let (data, _) = within("get", client.get_data(&format!("{root}/n15")))
+        .await
+        .unwrap();
+    assert!(data == value, "the value read back differs");
+    within("close", client.close()).await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_untrusted_server_fails_the_connect_with_the_reason() {
     let server = embedded().await;

@@ -110,6 +110,9 @@ pub(crate) struct Outgoing<S> {
     /// Frames with their length prefixes; `unsent[..written]` is already on the stream.
     unsent: Vec<u8>,
     written: usize,
+    /// Something was written since the stream was last flushed. A plain socket needs no
+    /// flush, but a TLS stream may keep the last records it encrypted until flushed.
+    dirty: bool,
 }
 
 impl<S> Outgoing<S> {
@@ -123,26 +126,35 @@ impl<S> Outgoing<S> {
         self.unsent[start..start + 4].copy_from_slice(&len.to_be_bytes());
     }
 
-    /// Whether frames wait to be written.
-    pub(crate) fn has_unsent(&self) -> bool {
-        self.written < self.unsent.len()
+    /// Whether anything sent has yet to reach the stream: frames not written, or written and
+    /// not flushed.
+    pub(crate) fn pending(&self) -> bool {
+        self.written < self.unsent.len() || self.dirty
     }
 }
 
 impl<S: AsyncWrite> Outgoing<S> {
-    /// Writes as much of what was sent as the stream takes in one `write`.
+    /// One step towards the stream: as much of what was sent as it takes in one `write`, or,
+    /// once everything is written, a flush.
     ///
     /// # Errors
     /// The stream's; a stream that takes nothing is `WriteZero`.
     ///
     /// # Cancellation
-    /// Safe: a `write` that did not complete wrote nothing, and nothing is lost or repeated.
+    /// Safe: a `write` that did not complete wrote nothing, and a flush may be started again;
+    /// nothing is lost or repeated.
     pub(crate) async fn write_some(&mut self) -> io::Result<()> {
+        if self.written == self.unsent.len() {
+            self.writer.flush().await?;
+            self.dirty = false;
+            return Ok(());
+        }
         let n = self.writer.write(&self.unsent[self.written..]).await?;
         if n == 0 {
             return Err(io::ErrorKind::WriteZero.into());
         }
         self.written += n;
+        self.dirty = true;
         if self.written == self.unsent.len() {
             self.unsent.clear();
             self.written = 0;
@@ -153,12 +165,12 @@ impl<S: AsyncWrite> Outgoing<S> {
         Ok(())
     }
 
-    /// Writes everything sent so far.
+    /// Writes and flushes everything sent so far.
     ///
     /// # Errors
     /// As [`Outgoing::write_some`].
     pub(crate) async fn flush(&mut self) -> io::Result<()> {
-        while self.has_unsent() {
+        while self.pending() {
             self.write_some().await?;
         }
         Ok(())
@@ -227,6 +239,7 @@ where
             writer: writer.into_inner(),
             unsent: Vec::new(),
             written: 0,
+            dirty: false,
         },
         pending: VecDeque::new(),
         auth_pending: VecDeque::new(),

@@ -329,12 +329,12 @@ impl<C: Connector> Driver<C> {
         tokio::pin!(timer);
         loop {
             let accept = !link.closing && link.pending.len() < MAX_IN_FLIGHT;
-            let unsent = link.out.has_unsent();
+            let outgoing = link.out.pending();
             tokio::select! {
                 biased;
                 // First, so that a stream of replies or events never holds back a request (or
                 // a ping): whatever was sent since the last write leaves in this one.
-                written = link.out.write_some(), if unsent => {
+                written = link.out.write_some(), if outgoing => {
                     if let Err(e) = written {
                         return End::Lost(e.to_string());
                     }

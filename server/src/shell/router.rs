@@ -221,14 +221,18 @@ impl Shared {
         let mut core = self.core.lock();
         let before = core.next_deadline();
         let out = f(&mut core, &self.router);
+        let mut handed = None;
         if let Some(durable) = &self.durable {
             // Still under the core lock, so entries reach the log in zxid order and every
             // message is tagged with the writes it may reveal.
-            let handed = durable.journal.submit(|queue| core.take_log(queue));
+            handed = durable.journal.submit(|queue| core.take_log(queue));
             self.router.seal(handed);
         }
         let after = core.next_deadline();
         drop(core);
+        if let (Some(durable), Some(_)) = (&self.durable, handed) {
+            durable.journal.kick();
+        }
         // The ticker sleeps until `before` (or forever); every move earlier wakes it, so it
         // never sleeps past a deadline, whichever task made it.
         if after.is_some_and(|at| before.is_none_or(|was| at < was)) {
