@@ -8,9 +8,12 @@
 //! at once (the common case of reads between group commits).
 //!
 //! Invariants:
-//! * one FIFO for every connection, released in order, under this gate's lock, which is also
-//!   the lock of direct routing: each connection receives its messages in the core's single
-//!   total order (docs/protocol.md §9.6), whether they waited or not;
+//! * one FIFO for every connection, released in order: each connection receives its messages in
+//!   the core's single total order (docs/protocol.md §9.6), whether they waited or not. The log
+//!   thread takes what a commit made durable off the FIFO under this gate's lock and delivers
+//!   it after releasing the lock, so that the core calls sealing meanwhile never wait for its
+//!   deliveries; while it does, nothing is delivered directly (a sealed message joins the FIFO,
+//!   behind the ones being delivered, and the log thread delivers it next);
 //! * tags never decrease along the FIFO, since they are taken under the core lock from a zxid
 //!   that only grows; so releasing stops at the first message not yet durable;
 //! * once failed (the log could not be written), nothing more is released, ever: a client must
@@ -44,6 +47,8 @@ struct GateState {
     durable: i64,
     /// The log failed: release nothing more.
     failed: bool,
+    /// The log thread is delivering messages it took off `held`: nothing goes out directly.
+    releasing: bool,
 }
 
 /// The gate of one server with a data directory. See the module documentation.
@@ -88,9 +93,9 @@ impl Gate {
         let tag = state.handed;
         if state.failed {
             state.staged.clear();
-        } else if state.held.is_empty() && tag <= state.durable {
-            // Delivered under the gate's lock, so nothing released by the log thread can
-            // overtake it.
+        } else if state.held.is_empty() && tag <= state.durable && !state.releasing {
+            // Delivered under the gate's lock, with nothing held or being released before it:
+            // nothing can overtake it.
             deliver(&mut state.staged.drain(..));
         } else {
             state
@@ -100,22 +105,27 @@ impl Gate {
     }
 
     /// The log has everything up to `zxid` on disk: delivers, in order, every held message
-    /// tagged at or below it. Called by the log thread.
-    pub(crate) fn durable(&self, zxid: i64, deliver: impl FnOnce(Release<'_>)) {
+    /// tagged at or below it, and those that join the FIFO while it delivers. Called by the log
+    /// thread (one caller at a time); `deliver` runs without the gate's lock.
+    pub(crate) fn durable(&self, zxid: i64, mut deliver: impl FnMut(Release<'_>)) {
         let mut state = self.state.lock();
         state.durable = state.durable.max(zxid);
-        if state.failed {
-            return;
+        loop {
+            let ready = state
+                .held
+                .iter()
+                .position(|(tag, _, _)| *tag > state.durable)
+                .unwrap_or(state.held.len());
+            if state.failed || ready == 0 {
+                state.releasing = false;
+                return;
+            }
+            let batch: Vec<_> = state.held.drain(..ready).collect();
+            state.releasing = true;
+            drop(state);
+            deliver(&mut batch.into_iter().map(|(_, conn, out)| (conn, out)));
+            state = self.state.lock();
         }
-        let ready = state
-            .held
-            .iter()
-            .position(|(tag, _, _)| *tag > state.durable)
-            .unwrap_or(state.held.len());
-        if ready == 0 {
-            return;
-        }
-        deliver(&mut state.held.drain(..ready).map(|(_, conn, out)| (conn, out)));
     }
 
     /// The log failed: drops what is held and releases nothing from now on.
@@ -174,6 +184,33 @@ mod tests {
         gate.durable(12, |r| out.extend(bytes(r)));
         assert_eq!(out.last(), Some(&(1, 5)));
         assert_eq!(gate.held(), 0);
+    }
+
+    #[test]
+    fn a_message_sealed_while_the_log_thread_delivers_goes_out_behind_that_delivery() {
+        let gate = Gate::default();
+        gate.reset(0);
+        gate.stage([frame(1, 1)]);
+        gate.seal(Some(1), |_| panic!("not durable yet"));
+        let out = std::cell::RefCell::new(Vec::new());
+        let mut first = true;
+        gate.durable(1, |r| {
+            out.borrow_mut().extend(bytes(r));
+            if std::mem::take(&mut first) {
+                // A core call seals a read while the log thread delivers: its tag is durable
+                // and nothing is held, yet it must not overtake what is being delivered.
+                gate.stage([frame(1, 2)]);
+                gate.seal(None, |r| out.borrow_mut().extend(bytes(r)));
+                out.borrow_mut().push((9, 9));
+            }
+        });
+        assert_eq!(out.into_inner(), [(1, 1), (9, 9), (1, 2)]);
+        assert_eq!(gate.held(), 0);
+        // Once the log thread is done, reads go out directly again.
+        let mut direct = Vec::new();
+        gate.stage([frame(2, 3)]);
+        gate.seal(None, |r| direct.extend(bytes(r)));
+        assert_eq!(direct, [(2, 3)]);
     }
 
     #[test]

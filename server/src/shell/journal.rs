@@ -167,6 +167,10 @@ impl Journal {
     /// Hands over the entries `take` appends (in zxid order) and returns the last zxid handed
     /// over so far, if this call handed any. Called under the core lock; never blocks on I/O.
     /// After a failure or a stop the entries are dropped: nothing is released for them.
+    ///
+    /// The log thread is not woken here: the caller calls [`Journal::kick`] once it has
+    /// released the core lock, so that the wake-up's system call does not lengthen the lock's
+    /// hold while other connections wait for it.
     pub(crate) fn submit(&self, take: impl FnOnce(&mut Vec<TxnEntry>)) -> Option<i64> {
         let mut state = self.state.lock();
         let before = state.queue.len();
@@ -177,8 +181,14 @@ impl Journal {
             return None;
         }
         state.handed = last;
-        self.work.notify_one();
         Some(last)
+    }
+
+    /// Wakes the log thread for what [`Journal::submit`] handed over. No wake-up is lost by
+    /// calling it after the queue's lock is released: the thread checks the queue under that
+    /// lock before it waits.
+    pub(crate) fn kick(&self) {
+        self.work.notify_one();
     }
 
     /// Test control: the thread takes nothing more (a batch being written completes) until
