@@ -18,7 +18,9 @@
 #    reads/s is the get phase;
 # 5. open loop: setData and getData offered at half of ZooKeeper's peak writes/s (over every
 #    session count and window), with ZooKeeper's peak session count and 256 in flight allowed,
-#    latency from each request's scheduled time; the p99s compare;
+#    latency from each request's scheduled time; three runs per server, alternating (ZooKeeper,
+#    Shepherd, ZooKeeper, …), since one 8-second run's p99 varies up to fourfold from run to
+#    run on a 2-core machine, for either server; the medians of the p99s compare;
 # 6. Debian's `load_gen` (the C client's pipelined create/set/get/delete loop) for LOADGEN_SECS
 #    (default 8) seconds, three times per server on a fresh folder each: server CPU (utime +
 #    stime from /proc/PID/stat, all threads) over the requests the server counted (`srvr`
@@ -148,9 +150,14 @@ for server in zookeeper shepherd; do
   if [[ $server == zookeeper ]]; then addr=$zk_addr pid=$zk_pid; else addr=$sh_addr pid=$sh_pid; fi
   load "$server" "$addr" "$pid" "$work/open-fill-$server.csv" --sessions "$open_sessions" \
     --in-flight 256 --nodes "$open_nodes" --dir "/perf-open" --phases create
-  load "$server" "$addr" "$pid" "$results/open-$server.csv" --sessions "$open_sessions" \
-    --in-flight 256 --nodes "$open_nodes" --dir "/perf-open" --phases set,get \
-    --rate "$half_rate" --duration "$open_secs"
+done
+for run in 1 2 3; do
+  for server in zookeeper shepherd; do
+    if [[ $server == zookeeper ]]; then addr=$zk_addr pid=$zk_pid; else addr=$sh_addr pid=$sh_pid; fi
+    load "$server" "$addr" "$pid" "$results/open-$server-$run.csv" --sessions "$open_sessions" \
+      --in-flight 256 --nodes "$open_nodes" --dir "/perf-open" --phases set,get \
+      --rate "$half_rate" --duration "$open_secs"
+  done
 done
 
 # srvr's Received counter of the server at ADDR.
@@ -253,13 +260,16 @@ for s in ("1", "4", "64"):
         out.append(f"| server CPU µs per write at that peak, {s} {label} | "
                    f"{zcpu:.1f} | {scpu:.1f} | {ratio(zcpu, scpu, False)} |")
 for phase in ("set", "get"):
-    p99 = {}
+    p99, runs = {}, {}
     for server in ("zookeeper", "shepherd"):
-        r = [r for r in rows(f"{results}/open-{server}.csv") if r["phase"] == phase]
-        p99[server] = int(r[0]["p99_us"]) / 1000 if r else None
+        mine = [int(r["p99_us"]) / 1000 for run in (1, 2, 3)
+                for r in rows(f"{results}/open-{server}-{run}.csv") if r["phase"] == phase]
+        p99[server] = statistics.median(mine) if mine else None
+        runs[server] = ", ".join(f"{v:.2f}" for v in mine)
     name = "setData" if phase == "set" else "getData"
     out.append(f"| p99 ms, {name} offered at {float(half_rate):,.0f}/s (half ZooKeeper's peak "
-               f"writes/s), {open_sessions} sessions | {p99['zookeeper']:.2f} | "
+               f"writes/s), {open_sessions} sessions, median of 3 ({runs['zookeeper']} / "
+               f"{runs['shepherd']}) | {p99['zookeeper']:.2f} | "
                f"{p99['shepherd']:.2f} | {ratio(p99['zookeeper'], p99['shepherd'], False)} |")
 lg = rows(f"{results}/loadgen.csv")
 med = {}
