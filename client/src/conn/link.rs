@@ -128,7 +128,7 @@ impl<S> Outgoing<S> {
 
     /// Whether anything sent has yet to reach the stream: frames not written, or written and
     /// not flushed.
-    pub(crate) fn pending(&self) -> bool {
+    pub(crate) fn unfinished(&self) -> bool {
         self.written < self.unsent.len() || self.dirty
     }
 }
@@ -161,6 +161,12 @@ impl<S: AsyncWrite> Outgoing<S> {
             if self.unsent.capacity() > KEPT_ROOM {
                 self.unsent.shrink_to(KEPT_ROOM);
             }
+        } else if self.written > KEPT_ROOM && self.written >= self.unsent.len() / 2 {
+            // A socket that never quite drains while callers keep sending would otherwise keep
+            // every byte ever written: drop the written half (each byte is moved at most once
+            // per halving, so the copying stays in proportion to what is sent).
+            self.unsent.drain(..self.written);
+            self.written = 0;
         }
         Ok(())
     }
@@ -170,7 +176,7 @@ impl<S: AsyncWrite> Outgoing<S> {
     /// # Errors
     /// As [`Outgoing::write_some`].
     pub(crate) async fn flush(&mut self) -> io::Result<()> {
-        while self.pending() {
+        while self.unfinished() {
             self.write_some().await?;
         }
         Ok(())
@@ -248,4 +254,60 @@ where
         closing: false,
     };
     Ok((link, response))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use shepherd_protocol::SetDataRequest;
+    use tokio::io::AsyncReadExt;
+
+    use super::*;
+
+    /// A peer that takes a little less than it is sent, round after round, never lets the
+    /// buffer drain: what was written must still be dropped, or the buffer holds every byte
+    /// ever sent.
+    #[tokio::test]
+    async fn written_bytes_are_dropped_while_the_stream_never_drains() {
+        let (near, mut far) = tokio::io::duplex(4096);
+        let (_read, writer) = tokio::io::split(near);
+        let mut out = Outgoing {
+            writer,
+            unsent: Vec::new(),
+            written: 0,
+            dirty: false,
+        };
+        let request = Request::SetData(SetDataRequest {
+            path: "/n".into(),
+            data: Some(vec![7; 1000]),
+            version: -1,
+        });
+        let mut sink = vec![0; 1900];
+        let mut sent = 0;
+        let rounds = async {
+            for _ in 0..2000 {
+                let before = out.unsent.len();
+                out.push(1, &request);
+                out.push(2, &request);
+                sent += out.unsent.len() - before;
+                // At least one byte goes: the peer read some in the round before.
+                out.write_some().await.unwrap();
+                let n = far.read(&mut sink).await.unwrap();
+                assert!(n > 0);
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), rounds)
+            .await
+            .expect("no write or read blocks");
+        let unwritten = out.unsent.len() - out.written;
+        // About 200 KB is legitimately unwritten (the peer took 1,900 of every ~2,050 bytes);
+        // the 4 MB sent must not all be held.
+        assert!(sent > 4_000_000, "{sent} bytes sent");
+        assert!(
+            out.unsent.len() <= (2 * unwritten).max(2 * KEPT_ROOM),
+            "{} bytes held for {unwritten} unwritten",
+            out.unsent.len()
+        );
+    }
 }

@@ -329,7 +329,7 @@ impl<C: Connector> Driver<C> {
         tokio::pin!(timer);
         loop {
             let accept = !link.closing && link.pending.len() < MAX_IN_FLIGHT;
-            let outgoing = link.out.pending();
+            let outgoing = link.out.unfinished();
             tokio::select! {
                 biased;
                 // First, so that a stream of replies or events never holds back a request (or

@@ -109,6 +109,10 @@ impl Gate {
     /// thread (one caller at a time); `deliver` runs without the gate's lock.
     pub(crate) fn durable(&self, zxid: i64, mut deliver: impl FnMut(Release<'_>)) {
         let mut state = self.state.lock();
+        debug_assert!(
+            !state.releasing,
+            "the gate released from two threads at once"
+        );
         state.durable = state.durable.max(zxid);
         loop {
             let ready = state
