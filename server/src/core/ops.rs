@@ -97,7 +97,7 @@ impl Core {
             _ => Owner::Persistent,
         };
         let parent_acl = parent_node.acl_ref().clone();
-        let created = self.tree.create(
+        let (stat, node_acl) = self.tree.create(
             &path,
             req.data.clone(),
             acl.clone(),
@@ -105,10 +105,6 @@ impl Core {
             (txn.zxid, txn.time),
             &mut txn.undo,
         );
-        let node = created
-            .and_then(|i| self.tree.get_index(i))
-            .expect("just created");
-        let (stat, node_acl) = (node.stat(), node.acl_ref().clone());
         if txn.records.is_some() {
             self.record_create(op, mode, (&path, &req.data, &acl, ttl), txn);
         }

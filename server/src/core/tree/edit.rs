@@ -57,7 +57,7 @@ impl Tree {
     }
 
     /// Creates a node whose parent exists and which does not (checked by the caller), and
-    /// returns its index (for [`Tree::get_index`]; `None` only if the caller broke that rule).
+    /// returns its Stat and its interned ACL (for the reply and the events).
     pub fn create(
         &mut self,
         path: &str,
@@ -66,12 +66,15 @@ impl Tree {
         owner: Owner,
         (zxid, time): (i64, i64),
         undo: &mut Vec<Undo>,
-    ) -> Option<u32> {
+    ) -> (Stat, AclRef) {
         let acl = self.acls.intern(acl);
         let parent = self.touch_parent(path, zxid, true, undo);
-        let i = self.attach_under(parent, path, Node::new(data, acl, zxid, time, owner));
+        let node = Node::new(data, acl.clone(), zxid, time, owner);
+        // Linking names and hangs the node; no Stat field changes.
+        let stat = node.stat();
+        self.attach_under(parent, path, node);
         undo.push(Undo::Created(path.to_string()));
-        i
+        (stat, acl)
     }
 
     /// Deletes a childless node (checked by the caller), returning its ACL for event filtering.

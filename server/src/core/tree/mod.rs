@@ -489,13 +489,11 @@ impl Tree {
         self.attach_under(p, path, node);
     }
 
-    /// [`Tree::attach`] under the parent at index `parent`; returns the node's index (`None`
-    /// only if the caller broke the rule that the node does not exist).
-    pub(super) fn attach_under(&mut self, parent: u32, path: &str, node: Node) -> Option<u32> {
+    /// [`Tree::attach`] under the parent at index `parent`.
+    pub(super) fn attach_under(&mut self, parent: u32, path: &str, node: Node) {
         let (_, name) = path::split(path);
         let linked = self.link(parent, path, name, node);
         debug_assert!(linked.is_ok(), "{path} attached twice");
-        linked.ok()
     }
 
     /// Takes a node out of the tree and its indexes (its children, if any, stay: callers
