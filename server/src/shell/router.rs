@@ -221,17 +221,17 @@ impl Shared {
         let mut core = self.core.lock();
         let before = core.next_deadline();
         let out = f(&mut core, &self.router);
-        let mut handed = None;
-        if let Some(durable) = &self.durable {
-            // Still under the core lock, so entries reach the log in zxid order and every
-            // message is tagged with the writes it may reveal.
-            handed = durable.journal.submit(|queue| core.take_log(queue));
+        // Still under the core lock, so entries reach the log in zxid order and every message
+        // is tagged with the writes it may reveal; the log thread is woken once it is released.
+        let handed_to = self.durable.as_ref().and_then(|durable| {
+            let handed = durable.journal.submit(|queue| core.take_log(queue));
             self.router.seal(handed);
-        }
+            handed.map(|_| &durable.journal)
+        });
         let after = core.next_deadline();
         drop(core);
-        if let (Some(durable), Some(_)) = (&self.durable, handed) {
-            durable.journal.kick();
+        if let Some(journal) = handed_to {
+            journal.kick();
         }
         // The ticker sleeps until `before` (or forever); every move earlier wakes it, so it
         // never sleeps past a deadline, whichever task made it.
