@@ -21,6 +21,7 @@
 //! the server's process; every session is a `shepherd-client` [`Client`], one connection each,
 //! pipelining its requests; runs never share nodes, so a run's errors are its own.
 
+mod pace;
 pub mod phase;
 mod report;
 

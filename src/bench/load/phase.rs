@@ -8,8 +8,8 @@
 //! as one returns, and its latency runs from sending to reply. Open loop (a rate R over N
 //! sessions): request `j` of session `k` is *scheduled* at `start + (j · N + k) / R`, so the
 //! sessions' requests interleave into one even stream of R per second (not N at once every
-//! N / R), and its latency runs from
-//! that scheduled instant, so a server that falls behind shows as latency rather than hiding
+//! N / R), released at that instant by the [`pace`](super::pace) thread, and its latency runs
+//! from that scheduled instant, so a server that falls behind shows as latency rather than hiding
 //! behind fewer requests sent (coordinated omission); the in-flight cap still holds, and a
 //! request that waits for it counts that wait too.
 //!
@@ -28,9 +28,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use clap::ValueEnum;
 use futures_util::future::join_all;
 use shepherd_client::{Client, CreateOptions};
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until};
 
+use crate::bench::load::pace::{Pacer, Schedule};
 use crate::bench::target::{Error, Result};
 
 /// A phase of the load benchmark, in the order they run by default.
@@ -184,10 +186,6 @@ impl Drive {
             ..extent
         };
         let sessions = clients.len().max(1);
-        // Per session, the gap between two scheduled requests.
-        let every = self
-            .rate
-            .map(|rate| Duration::from_secs_f64(sessions as f64 / rate.max(f64::MIN_POSITIVE)));
         // A little ahead, so that every session is spawned before the first request is due.
         let start = Instant::now() + Duration::from_millis(20);
         // The wall clock at `start`: traced instants are `start_unix` plus their offset from
@@ -196,27 +194,47 @@ impl Drive {
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             + Duration::from_millis(20);
+        let plan = Plan {
+            phase: self.phase,
+            in_flight: self.in_flight.max(1),
+            start,
+            start_unix,
+            schedule: self.rate.map(|rate| Schedule {
+                start: start.into_std(),
+                // Per session, the gap between two scheduled requests.
+                every: Duration::from_secs_f64(sessions as f64 / rate.max(f64::MIN_POSITIVE)),
+                sessions,
+            }),
+            extent,
+        };
+        let shares: Vec<Vec<String>> = (0..clients.len())
+            .map(|number| {
+                (number..self.nodes)
+                    .step_by(sessions)
+                    .map(|i| node_path(&self.dir, i))
+                    .collect()
+            })
+            .collect();
+        let counts: Vec<usize> = shares.iter().map(|paths| plan.requests(paths)).collect();
+        // Open loop: the pacer releases each request when it is due (see [`pace`]); it is
+        // dropped, and its thread stopped, when this returns.
+        let (_pacer, mut permits) = match plan.schedule {
+            Some(schedule) => {
+                let (pacer, permits) = Pacer::start(schedule, counts.clone(), plan.in_flight)
+                    .map_err(|e| Error::Refused(format!("cannot start the pacer: {e}")))?;
+                (Some(pacer), permits.into_iter().map(Some).collect())
+            }
+            None => (None, vec![None; clients.len()]),
+        };
         let mut tasks = JoinSet::new();
-        for (number, client) in clients.iter().enumerate() {
-            let paths: Vec<String> = (number..self.nodes)
-                .step_by(sessions)
-                .map(|i| node_path(&self.dir, i))
-                .collect();
+        for (number, (client, paths)) in clients.iter().zip(shares).enumerate() {
             let (client, value) = (client.clone(), self.value.clone());
-            let (phase, in_flight) = (self.phase, self.in_flight.max(1));
-            let plan = Plan {
-                phase,
-                in_flight,
-                start,
-                start_unix,
-                every,
-                extent,
+            let lot = Lot {
+                number,
+                count: counts[number],
+                permits: permits[number].take(),
             };
-            // Session `number` starts `number / sessions` of a gap late, so that the sessions'
-            // requests interleave into one even stream of `rate` per second rather than
-            // arriving together, one from every session, once per gap.
-            let offset = every.map(|every| every.mul_f64(number as f64 / sessions as f64));
-            tasks.spawn(async move { session(&client, &plan, offset, paths, &value).await });
+            tasks.spawn(async move { session(&client, &plan, lot, paths, &value).await });
         }
         let mut sample = Sample::default();
         while let Some(joined) = tasks.join_next().await {
@@ -241,23 +259,37 @@ struct Plan {
     in_flight: usize,
     start: Instant,
     start_unix: Duration,
-    /// Open loop: the gap between two of a session's scheduled requests.
-    every: Option<Duration>,
+    /// Open loop: when each request is due.
+    schedule: Option<Schedule>,
     extent: Extent,
 }
 
 impl Plan {
-    /// How many requests a session of `nodes` nodes may send: one per node, or as many as
-    /// the schedule holds in the duration (closed loop: no bound but time).
-    fn requests(&self, nodes: usize) -> usize {
-        match (self.extent.duration, self.every) {
-            (None, _) => nodes,
-            (Some(duration), Some(every)) => {
-                (duration.as_secs_f64() / every.as_secs_f64().max(1e-9)).ceil() as usize
+    /// How many requests a session sending over `paths` may send: one per node, or as many
+    /// as the schedule holds in the duration (closed loop: no bound but time).
+    fn requests(&self, paths: &[String]) -> usize {
+        if paths.is_empty() {
+            return 0;
+        }
+        match (self.extent.duration, self.schedule) {
+            (None, _) => paths.len(),
+            (Some(duration), Some(schedule)) => {
+                (duration.as_secs_f64() / schedule.every.as_secs_f64().max(1e-9)).ceil() as usize
             }
             (Some(_), None) => usize::MAX,
         }
     }
+}
+
+/// One session's own share of a phase's plan.
+#[derive(Debug)]
+struct Lot {
+    /// Its number among the phase's sessions.
+    number: usize,
+    /// Requests it sends, [`Plan::requests`].
+    count: usize,
+    /// Open loop: where the pacer releases its requests, one permit each.
+    permits: Option<Arc<Semaphore>>,
 }
 
 /// One session's share of a phase: `in_flight` lanes, each taking the session's next request
@@ -266,56 +298,51 @@ impl Plan {
 /// Lanes rather than a future per request: a request then costs no allocation and no
 /// scheduling of its own in the client, which shares the machine with the server it measures.
 ///
-/// Open loop, request `j` is due at `start + offset + j · every`; a lane takes the next `j`
-/// only when it is free and every earlier request has been sent, so a request that waits for
-/// a free lane counts that wait too.
+/// Open loop, a lane takes the next request only when it is free and the pacer has released
+/// it, at [`Schedule::due`]; its latency runs from then, so a request that waits for a free
+/// lane counts that wait too.
 async fn session(
     client: &Client,
     plan: &Plan,
-    offset: Option<Duration>,
+    lot: Lot,
     paths: Vec<String>,
     value: &[u8],
 ) -> Sample {
-    let Plan { start, every, .. } = *plan;
-    sleep_until(start).await;
-    let first = start + offset.unwrap_or_default();
-    if paths.is_empty() {
+    let Lot {
+        number,
+        count,
+        permits,
+    } = lot;
+    sleep_until(plan.start).await;
+    if count == 0 {
         return Sample::default();
     }
-    let count = plan.requests(paths.len());
-    let end = plan.extent.duration.map(|duration| start + duration);
+    let end = plan.extent.duration.map(|duration| plan.start + duration);
     // Shared by the lanes of this one task: never contended, but the task must be Send.
     let next = AtomicUsize::new(0);
-    // Open loop: the lane holding this waits for the next scheduled instant, so that a session
-    // has one timer armed, not one per free lane (each holding a request due up to
-    // `in_flight` gaps ahead). Free lanes queue for it in order.
-    let turn = tokio::sync::Mutex::new(());
     let sample = Mutex::new(Sample {
         latencies: Vec::with_capacity(count.min(paths.len().max(1 << 16))),
         ..Sample::default()
     });
-    let (next, turn, sample_ref, paths) = (&next, &turn, &sample, &paths);
+    let (next, sample_ref, paths, permits) = (&next, &sample, &paths, &permits);
     let lane = || async move {
         loop {
-            let turn = match every {
-                Some(_) => Some(turn.lock().await),
-                None => None,
-            };
+            if let Some(permits) = permits {
+                match permits.acquire().await {
+                    Ok(permit) => permit.forget(),
+                    Err(_) => return,
+                }
+            }
             // Closed loop for a duration: stop sending once it is over.
-            let over = every.is_none() && end.is_some_and(|end| Instant::now() >= end);
+            let over = permits.is_none() && end.is_some_and(|end| Instant::now() >= end);
             let j = next.fetch_add(1, Relaxed);
             if j >= count || over {
                 return;
             }
-            let due = match every {
-                Some(every) => {
-                    let due = first + every.mul_f64(j as f64);
-                    sleep_until(due).await;
-                    due
-                }
+            let due = match plan.schedule {
+                Some(schedule) => Instant::from_std(schedule.due(number, j)),
                 None => Instant::now(),
             };
-            drop(turn);
             let path = &paths[j % paths.len()];
             let (op, outcome) = plan.phase.call(j, client, path, value).await;
             let latency = due.elapsed();
