@@ -27,7 +27,9 @@
 #    Received), median of the three;
 # 7. with --with-scale, memory per znode (1 M nodes of 16 B) and per idle session (10 000) from
 #    `shepherd bench scale` (docs/bench/scale.md), each on a fresh server: adds ≈ 4 minutes;
-# 8. prints one markdown table (measure | ZooKeeper | Shepherd | ratio) and the commit.
+# 8. prints one markdown table (measure | ZooKeeper | Shepherd | ratio), the commit, and the
+#    share of CPU time the host took from this virtual machine (steal) during each open-loop
+#    and load_gen run (steal.csv): stalls the servers did not cause, which move the p99s.
 #
 # --quick runs fewer nodes (a smoke test of the script, ≈ 2 minutes; its figures are not
 # stable). Every CSV and log stays in --out DIR (default: the temporary directory, removed
@@ -151,12 +153,24 @@ for server in zookeeper shepherd; do
   load "$server" "$addr" "$pid" "$work/open-fill-$server.csv" --sessions "$open_sessions" \
     --in-flight 256 --nodes "$open_nodes" --dir "/perf-open" --phases create
 done
+# The host's share of this machine's CPU time (steal) since BEFORE, "STEAL TOTAL" ticks from
+# /proc/stat's first line: on a virtual machine the host's other guests take CPU from both
+# servers alike, in stalls of tens of milliseconds, and a run's tail shows them.
+host_ticks() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print $9, t }' /proc/stat; }
+steal_since() {
+  local before=$1
+  awk -v b="$before" '/^cpu / { split(b, x, " "); t = 0; for (i = 2; i <= NF; i++) t += $i
+    printf "%.1f\n", 100 * ($9 - x[1]) / ((t - x[2]) > 0 ? t - x[2] : 1) }' /proc/stat
+}
+echo "kind,server,run,steal_percent" >"$results/steal.csv"
 for run in 1 2 3; do
   for server in zookeeper shepherd; do
     if [[ $server == zookeeper ]]; then addr=$zk_addr pid=$zk_pid; else addr=$sh_addr pid=$sh_pid; fi
+    h0=$(host_ticks)
     load "$server" "$addr" "$pid" "$results/open-$server-$run.csv" --sessions "$open_sessions" \
       --in-flight 256 --nodes "$open_nodes" --dir "/perf-open" --phases set,get \
       --rate "$half_rate" --duration "$open_secs"
+    echo "open,$server,$run,$(steal_since "$h0")" >>"$results/steal.csv"
   done
 done
 
@@ -175,9 +189,10 @@ for server in zookeeper shepherd; do
   if [[ $server == zookeeper ]]; then addr=$zk_addr pid=$zk_pid; else addr=$sh_addr pid=$sh_pid; fi
   for run in 1 2 3; do
     echo "perf.sh: load_gen, $server run $run" >&2
-    r0=$(received "$addr") c0=$(cpu_ticks "$pid") t0=$(date +%s.%N)
+    r0=$(received "$addr") c0=$(cpu_ticks "$pid") t0=$(date +%s.%N) h0=$(host_ticks)
     timeout "$loadgen_secs" "$loadgen" "$addr" "/loadgen-$run" 10000 >/dev/null 2>&1 || true
     t1=$(date +%s.%N) c1=$(cpu_ticks "$pid") r1=$(received "$addr")
+    echo "loadgen,$server,$run,$(steal_since "$h0")" >>"$results/steal.csv"
     awk -v s="$server" -v run="$run" -v t0="$t0" -v t1="$t1" -v r0="$r0" -v r1="$r1" \
       -v c0="$c0" -v c1="$c1" -v hz="$(getconf CLK_TCK)" 'BEGIN {
         n = r1 - r0; secs = t1 - t0; cpu = c1 - c0
@@ -292,8 +307,14 @@ if with_scale == "1":
         z, s = per_item("zookeeper", what), per_item("shepherd", what)
         fmt = lambda v: f"{v:,.0f}" if v else "-"
         out.append(f"| {label} | {fmt(z)} | {fmt(s)} | {ratio(z, s, False)} |")
+steal = rows(f"{results}/steal.csv")
+def stolen(kind, server):
+    return ", ".join(r["steal_percent"] for r in steal if r["kind"] == kind and r["server"] == server)
 print()
 print("\n".join(out))
 print()
 print(f"Commit {commit}; forceSync=yes on both servers, data directories on the same disk.")
+print(f"CPU time taken by the host (steal, % of the machine's), run by run: open loop "
+      f"{stolen('open', 'zookeeper')} / {stolen('open', 'shepherd')}; load_gen "
+      f"{stolen('loadgen', 'zookeeper')} / {stolen('loadgen', 'shepherd')}.")
 EOF
