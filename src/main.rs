@@ -461,4 +461,23 @@ mod tests {
         assert_eq!(args.connect.as_deref(), Some("127.0.0.1:2181"));
         assert!(Cli::try_parse_from(["shepherd", "bench", "herd", "--contenders", "0"]).is_err());
     }
+
+    #[test]
+    fn bench_load_takes_only_a_positive_finite_rate() {
+        let rate = |r: &str| {
+            Cli::try_parse_from(["shepherd", "bench", "load", "--rate", r]).map(|cli| {
+                let Command::Bench {
+                    bench: bench::Bench::Load(args),
+                } = cli.command
+                else {
+                    panic!("not bench load");
+                };
+                args.rate
+            })
+        };
+        assert_eq!(rate("2500.5").unwrap(), Some(2500.5));
+        for refused in ["0", "-1", "NaN", "inf", "1e10", "fast"] {
+            assert!(rate(refused).is_err(), "--rate {refused} refused");
+        }
+    }
 }

@@ -18,7 +18,7 @@
 //! server's log (docs/bench/snapshot-latency.md).
 //!
 //! Invariants: the clients run on their own multi-thread runtime (`--client-threads`), never in
-//! the server's process; every session is a `shepherd-client` [`Client`], one connection each,
+//! the server's process (an open loop adds one thread, its pacer: [`pace`]); every session is a `shepherd-client` [`Client`], one connection each,
 //! pipelining its requests; runs never share nodes, so a run's errors are its own.
 
 mod pace;
@@ -45,6 +45,16 @@ use crate::bench::target::{Error, Result, Target, cpu_time};
 /// Sessions connecting at once.
 const CONNECT_PARALLELISM: usize = 64;
 
+/// `--rate`: a finite number of requests per second, above zero and at most a billion (a gap
+/// between two requests that a [`std::time::Duration`] holds).
+fn parse_rate(text: &str) -> std::result::Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate > 0.0 && rate <= 1e9 => Ok(rate),
+        Ok(_) => Err("the rate must be above 0 and at most 1000000000 per second".to_owned()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// `shepherd bench load` options.
 #[derive(Args, Debug, Clone)]
 pub struct LoadArgs {
@@ -67,7 +77,7 @@ pub struct LoadArgs {
     pub value_size: u32,
     /// Offer this many requests per second over all sessions (open loop; latency from each
     /// request's scheduled time) instead of sending as fast as replies come.
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", value_parser = parse_rate)]
     pub rate: Option<f64>,
     /// Phases to run, in order, comma-separated.
     #[arg(

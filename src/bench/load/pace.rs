@@ -14,7 +14,8 @@
 //!   requests of all sessions are released in due order, one permit each;
 //! * after its last request, a session is given `lanes` permits more, so that every one of its
 //!   lanes wakes to find the schedule over;
-//! * dropping the pacer stops its thread at once and waits for it.
+//! * dropping the pacer stops its thread at once and waits for it;
+//! * if the thread panics, every semaphore is closed, which ends every lane.
 
 use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -31,14 +32,14 @@ pub(super) struct Schedule {
     pub start: Instant,
     /// The gap between two of one session's requests.
     pub every: Duration,
-    /// Sessions sharing the stream.
+    /// Sessions sharing the stream: at least 1.
     pub sessions: usize,
 }
 
 impl Schedule {
     /// When request `j` of session `k` is due.
     pub fn due(&self, k: usize, j: usize) -> Instant {
-        let offset = k as f64 / self.sessions.max(1) as f64;
+        let offset = k as f64 / self.sessions as f64;
         self.start + self.every.mul_f64(j as f64 + offset)
     }
 }
@@ -83,8 +84,21 @@ impl Drop for Pacer {
     fn drop(&mut self) {
         drop(self.stop.take());
         if let Some(thread) = self.thread.take() {
-            // The thread panics on nothing it does; a panic would already have been printed.
+            // A panic was printed when it happened, and [`Closer`] ended the lanes' waits.
             let _ = thread.join();
+        }
+    }
+}
+
+/// Closes the semaphores if the pacer's thread unwinds, so that no lane waits for a permit
+/// that will never come (a lane ends when its semaphore is closed). Not on a normal end:
+/// closing throws away permits not yet taken.
+struct Closer<'a>(&'a [Arc<Semaphore>]);
+
+impl Drop for Closer<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.iter().for_each(|permits| permits.close());
         }
     }
 }
@@ -98,6 +112,7 @@ fn release(
     lanes: usize,
     stopped: &mpsc::Receiver<()>,
 ) {
+    let _closer = Closer(permits);
     let rounds = counts.iter().copied().max().unwrap_or(0);
     for j in 0..rounds {
         for (k, (&count, permit)) in counts.iter().zip(permits).enumerate() {
@@ -165,6 +180,23 @@ mod tests {
         // The thread has ended: every closing permit is there, and nothing more.
         assert_eq!(permits[0].available_permits(), 4);
         assert_eq!(permits[1].available_permits(), 4);
+    }
+
+    #[tokio::test]
+    async fn a_panic_in_the_pacer_ends_the_lanes_waits() {
+        // Session 1's first instant is past what an Instant can hold: computing it panics.
+        let schedule = Schedule {
+            start: Instant::now(),
+            every: Duration::MAX,
+            sessions: 2,
+        };
+        let (pacer, permits) = Pacer::start(schedule, vec![1, 1], 1).unwrap();
+        // Bounded: without the closing, the wait would never end.
+        let taken = tokio::time::timeout(Duration::from_secs(60), permits[1].acquire())
+            .await
+            .expect("the wait ends");
+        assert!(taken.is_err(), "the semaphore is closed");
+        drop(pacer);
     }
 
     #[test]

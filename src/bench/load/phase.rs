@@ -215,10 +215,13 @@ impl Drive {
                     .collect()
             })
             .collect();
-        let counts: Vec<usize> = shares.iter().map(|paths| plan.requests(paths)).collect();
-        // Open loop: the pacer releases each request when it is due (see [`pace`]); it is
-        // dropped, and its thread stopped, when this returns.
-        let (_pacer, mut permits) = match plan.schedule {
+        let counts: Vec<usize> = shares
+            .iter()
+            .map(|paths| plan.requests(paths.len()))
+            .collect();
+        // Open loop: the pacer releases each request when it is due (src/bench/load/pace.rs);
+        // it is dropped, and its thread stopped, when this returns.
+        let (_pacer, permits): (_, Vec<Option<Arc<Semaphore>>>) = match plan.schedule {
             Some(schedule) => {
                 let (pacer, permits) = Pacer::start(schedule, counts.clone(), plan.in_flight)
                     .map_err(|e| Error::Refused(format!("cannot start the pacer: {e}")))?;
@@ -227,12 +230,13 @@ impl Drive {
             None => (None, vec![None; clients.len()]),
         };
         let mut tasks = JoinSet::new();
-        for (number, (client, paths)) in clients.iter().zip(shares).enumerate() {
+        let lots = counts.into_iter().zip(permits).enumerate();
+        for ((client, paths), (number, (count, permits))) in clients.iter().zip(shares).zip(lots) {
             let (client, value) = (client.clone(), self.value.clone());
             let lot = Lot {
                 number,
-                count: counts[number],
-                permits: permits[number].take(),
+                count,
+                permits,
             };
             tasks.spawn(async move { session(&client, &plan, lot, paths, &value).await });
         }
@@ -265,14 +269,14 @@ struct Plan {
 }
 
 impl Plan {
-    /// How many requests a session sending over `paths` may send: one per node, or as many
-    /// as the schedule holds in the duration (closed loop: no bound but time).
-    fn requests(&self, paths: &[String]) -> usize {
-        if paths.is_empty() {
+    /// How many requests a session of `nodes` nodes may send: one per node, or as many as
+    /// the schedule holds in the duration (closed loop: no bound but time).
+    fn requests(&self, nodes: usize) -> usize {
+        if nodes == 0 {
             return 0;
         }
         match (self.extent.duration, self.schedule) {
-            (None, _) => paths.len(),
+            (None, _) => nodes,
             (Some(duration), Some(schedule)) => {
                 (duration.as_secs_f64() / schedule.every.as_secs_f64().max(1e-9)).ceil() as usize
             }
@@ -313,9 +317,13 @@ async fn session(
         count,
         permits,
     } = lot;
-    sleep_until(plan.start).await;
     if count == 0 {
         return Sample::default();
+    }
+    // Open loop, the permits are the start: a tokio timer would fire on its 1 ms tick and let
+    // the first millisecond's requests leave together.
+    if permits.is_none() {
+        sleep_until(plan.start).await;
     }
     let end = plan.extent.duration.map(|duration| plan.start + duration);
     // Shared by the lanes of this one task: never contended, but the task must be Send.
