@@ -155,12 +155,14 @@ for server in zookeeper shepherd; do
 done
 # The host's share of this machine's CPU time (steal) since BEFORE, "STEAL TOTAL" ticks from
 # /proc/stat's first line: on a virtual machine the host's other guests take CPU from both
-# servers alike, in stalls of tens of milliseconds, and a run's tail shows them.
-host_ticks() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print $9, t }' /proc/stat; }
+# servers alike, in stalls of tens of milliseconds, and a run's tail shows them. TOTAL sums
+# user to steal: guest time is already counted in user and nice.
+host_ticks() { awk '/^cpu / { t = 0; for (i = 2; i <= 9; i++) t += $i; print $9, t }' /proc/stat; }
 steal_since() {
-  local before=$1
-  awk -v b="$before" '/^cpu / { split(b, x, " "); t = 0; for (i = 2; i <= NF; i++) t += $i
-    printf "%.1f\n", 100 * ($9 - x[1]) / ((t - x[2]) > 0 ? t - x[2] : 1) }' /proc/stat
+  local s0 t0 s1 t1
+  read -r s0 t0 <<<"$1"
+  read -r s1 t1 < <(host_ticks)
+  awk -v s="$((s1 - s0))" -v t="$((t1 - t0))" 'BEGIN { printf "%.1f\n", 100 * s / (t > 0 ? t : 1) }'
 }
 echo "kind,server,run,steal_percent" >"$results/steal.csv"
 for run in 1 2 3; do
