@@ -41,6 +41,13 @@ fn mutual(pki: &TestPki) -> ClientBuilder {
         .tls_identity_pem(&pki.client.cert_pem, &pki.client.key_pem)
 }
 
+/// A session over mutual TLS to `addr`, with `pki`'s trusted client certificate.
+async fn mutual_session(pki: &TestPki, addr: &str) -> Client {
+    within("connect", mutual(pki).connect(addr))
+        .await
+        .expect("a TLS session")
+}
+
 /// The embedded server with TLS on a secure port beside the plain one (client certificates
 /// signed by `pki`'s CA needed) and `alice` as a SASL DIGEST-MD5 user; returns it and the
 /// secure port's address.
@@ -138,9 +145,7 @@ async fn embedded_refuses_a_wrong_sasl_password_as_auth_failed() {
     .await;
     assert!(matches!(unknown, Err(Error::AuthFailed)), "{unknown:?}");
     // Nobody else was touched: a TLS session still works.
-    let fine = within("connect", mutual(&pki).connect(&secure))
-        .await
-        .unwrap();
+    let fine = mutual_session(&pki, &secure).await;
     within("exists", fine.exists("/")).await.unwrap();
     within("close", fine.close()).await.unwrap();
     server.shutdown().await;
@@ -184,9 +189,7 @@ async fn a_session_over_mutual_tls_survives_reconnects() {
         .unwrap();
     // Both names the server certificate carries: a DNS name and an IP address.
     for host in ["localhost", "127.0.0.1"] {
-        let client = within("connect", mutual(&pki).connect(&format!("{host}:{port}")))
-            .await
-            .expect("a TLS session");
+        let client = mutual_session(&pki, &format!("{host}:{port}")).await;
         let path = unique("tls");
         within(
             "create",
@@ -217,9 +220,7 @@ async fn large_requests_over_tls_reach_the_server_whole() {
     let server = embedded().await;
     let pki = pki();
     let front = TlsFront::start(&server.connect, &pki).await;
-    let client = within("connect", mutual(&pki).connect(&front.addr))
-        .await
-        .expect("a TLS session");
+    let client = mutual_session(&pki, &front.addr).await;
     let root = unique("large");
     within(
         "root",
