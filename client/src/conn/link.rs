@@ -134,40 +134,43 @@ impl<S> Outgoing<S> {
 }
 
 impl<S: AsyncWrite> Outgoing<S> {
-    /// One step towards the stream: as much of what was sent as it takes in one `write`, or,
-    /// once everything is written, a flush.
+    /// One step towards the stream: as much of what was sent as it takes in one `write`, and,
+    /// once everything is written, a flush (in the same step, so that a burst costs its
+    /// caller's loop one turn, not two).
     ///
     /// # Errors
     /// The stream's; a stream that takes nothing is `WriteZero`.
     ///
     /// # Cancellation
-    /// Safe: a `write` that did not complete wrote nothing, and a flush may be started again;
-    /// nothing is lost or repeated.
+    /// Safe: a `write` that did not complete wrote nothing, and a flush may be started again
+    /// (what was written is counted before it starts); nothing is lost or repeated.
     pub(crate) async fn write_some(&mut self) -> io::Result<()> {
-        if self.written == self.unsent.len() {
-            self.writer.flush().await?;
-            self.dirty = false;
-            return Ok(());
-        }
-        let n = self.writer.write(&self.unsent[self.written..]).await?;
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
-        }
-        self.written += n;
-        self.dirty = true;
-        if self.written == self.unsent.len() {
+        if self.written < self.unsent.len() {
+            let n = self.writer.write(&self.unsent[self.written..]).await?;
+            if n == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            self.written += n;
+            self.dirty = true;
+            if self.written < self.unsent.len() {
+                if self.written > KEPT_ROOM && self.written >= self.unsent.len() / 2 {
+                    // A socket that never quite drains while callers keep sending would
+                    // otherwise keep every byte ever written: drop the written half (each byte
+                    // is moved at most once per halving, so the copying stays in proportion to
+                    // what is sent).
+                    self.unsent.drain(..self.written);
+                    self.written = 0;
+                }
+                return Ok(());
+            }
             self.unsent.clear();
             self.written = 0;
             if self.unsent.capacity() > KEPT_ROOM {
                 self.unsent.shrink_to(KEPT_ROOM);
             }
-        } else if self.written > KEPT_ROOM && self.written >= self.unsent.len() / 2 {
-            // A socket that never quite drains while callers keep sending would otherwise keep
-            // every byte ever written: drop the written half (each byte is moved at most once
-            // per halving, so the copying stays in proportion to what is sent).
-            self.unsent.drain(..self.written);
-            self.written = 0;
         }
+        self.writer.flush().await?;
+        self.dirty = false;
         Ok(())
     }
 
