@@ -106,6 +106,11 @@ start_shepherd() {
   sh_addr=${line#shepherd listening on }
 }
 
+# point_at NAME: sets addr and pid to those of the server NAME (zookeeper or shepherd).
+point_at() {
+  if [[ $1 == zookeeper ]]; then addr=$zk_addr pid=$zk_pid; else addr=$sh_addr pid=$sh_pid; fi
+}
+
 # load NAME ADDR PID CSV ARGS…: one `bench load` against a running server.
 load() {
   local name=$1 addr=$2 pid=$3 csv=$4
@@ -149,7 +154,7 @@ EOF
 open_secs=$( ((quick)) && echo 2 || echo 8)
 open_nodes=$( ((quick)) && echo 3000 || echo 20000)
 for server in zookeeper shepherd; do
-  if [[ $server == zookeeper ]]; then addr=$zk_addr pid=$zk_pid; else addr=$sh_addr pid=$sh_pid; fi
+  point_at "$server"
   load "$server" "$addr" "$pid" "$work/open-fill-$server.csv" --sessions "$open_sessions" \
     --in-flight 256 --nodes "$open_nodes" --dir "/perf-open" --phases create
 done
@@ -167,7 +172,7 @@ steal_since() {
 echo "kind,server,run,steal_percent" >"$results/steal.csv"
 for run in 1 2 3; do
   for server in zookeeper shepherd; do
-    if [[ $server == zookeeper ]]; then addr=$zk_addr pid=$zk_pid; else addr=$sh_addr pid=$sh_pid; fi
+    point_at "$server"
     h0=$(host_ticks)
     load "$server" "$addr" "$pid" "$results/open-$server-$run.csv" --sessions "$open_sessions" \
       --in-flight 256 --nodes "$open_nodes" --dir "/perf-open" --phases set,get \
@@ -188,7 +193,7 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 echo "server,run,seconds,requests,server_cpu_ticks,requests_per_sec,server_cpu_us_per_request" \
   >"$results/loadgen.csv"
 for server in zookeeper shepherd; do
-  if [[ $server == zookeeper ]]; then addr=$zk_addr pid=$zk_pid; else addr=$sh_addr pid=$sh_pid; fi
+  point_at "$server"
   for run in 1 2 3; do
     echo "perf.sh: load_gen, $server run $run" >&2
     r0=$(received "$addr") c0=$(cpu_ticks "$pid") t0=$(date +%s.%N) h0=$(host_ticks)
