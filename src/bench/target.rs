@@ -11,7 +11,7 @@
 //! after [`STOP_GRACE`]), so a failed benchmark leaves no server behind; `/proc` figures are
 //! read only on Linux, and every reader says so in its error elsewhere.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -91,15 +91,25 @@ impl Target {
         let exe = std::env::current_exe().map_err(io("find the shepherd executable"))?;
         let mut command = Command::new(exe);
         command.args(["serve", "--port", "0"]);
-        if !args
+        // Our own configuration, unless the caller gave one. `serve` reads it before it
+        // listens; the file is removed when this returns, whichever way.
+        let config = if args
             .iter()
             .any(|a| a == "--config" || a.starts_with("--config="))
         {
-            let config =
-                std::env::temp_dir().join(format!("shepherd-bench-{}.cfg", std::process::id()));
-            std::fs::write(&config, "maxClientCnxns=0\n")
-                .map_err(io(&format!("write {}", config.display())))?;
-            command.arg("--config").arg(config);
+            None
+        } else {
+            let mut file = tempfile::Builder::new()
+                .prefix("shepherd-bench-")
+                .suffix(".cfg")
+                .tempfile()
+                .map_err(io("create a configuration file"))?;
+            file.write_all(b"maxClientCnxns=0\n")
+                .map_err(io(&format!("write {}", file.path().display())))?;
+            Some(file)
+        };
+        if let Some(file) = &config {
+            command.arg("--config").arg(file.path());
         }
         let mut child = command
             .args(args)
