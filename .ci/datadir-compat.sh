@@ -96,6 +96,8 @@ shepherd_start() {
   local dir=$1 name=$2 deadline
   local cfg=$WORK/$name.cfg log=$WORK/$name.log
   printf '%s\nextendedTypesEnabled=true\nsuperDigest=%s\n' "$COMMON_CFG" "$SUPER_DIGEST" >"$cfg"
+  # Created here: the background job's own redirection may not have run before the first read.
+  : >"$log"
   "$BIN" serve --bind 127.0.0.1 --port 0 --data-dir "$dir" --config "$cfg" >"$log" 2>&1 </dev/null &
   PID=$!
   PIDS+=("$PID") LOGS+=("$log")
