@@ -5,8 +5,9 @@
 #
 #   docs/bench/perf.sh [--no-build] [--with-scale] [--quick] [--out DIR]
 #
-# 1. builds the release binary (cargo build --release --bin shepherd) unless --no-build;
-#    SHEPHERD overrides the binary (default target/release/shepherd), COMMIT the commit named
+# 1. builds the release binary and the floor (cargo build --release --bin shepherd --example
+#    loadgen_floor) unless --no-build; SHEPHERD and FLOOR override them (default
+#    target/release/shepherd, target/release/examples/loadgen_floor), COMMIT the commit named
 #    in the output (default: this tree's HEAD, marked when the tree has uncommitted changes);
 # 2. starts ZooKeeper (zk.sh, forceSync=yes) and `shepherd serve --data-dir` (forceSync yes by
 #    default), each on an empty data directory under one temporary directory (TMPDIR, /tmp);
@@ -24,7 +25,10 @@
 # 6. Debian's `load_gen` (the C client's pipelined create/set/get/delete loop) for LOADGEN_SECS
 #    (default 8) seconds, three times per server on a fresh folder each: server CPU (utime +
 #    stime from /proc/PID/stat, all threads) over the requests the server counted (`srvr`
-#    Received), median of the three;
+#    Received), median of the three; then the same against examples/loadgen_floor.rs, a server
+#    that answers load_gen with canned replies and does nothing else: the least CPU per
+#    request any server of this shape spends under this client on this machine (load.md,
+#    "The floor");
 # 7. with --with-scale, memory per znode (1 M nodes of 16 B) and per idle session (10 000) from
 #    `shepherd bench scale` (docs/bench/scale.md), each on a fresh server: adds ≈ 4 minutes;
 # 8. prints one markdown table (measure | ZooKeeper | Shepherd | ratio), the commit, and the
@@ -51,6 +55,7 @@ while (($#)); do
 done
 
 shepherd=${SHEPHERD:-$root/target/release/shepherd}
+floor=${FLOOR:-$root/target/release/examples/loadgen_floor}
 loadgen=${LOADGEN:-/usr/lib/zookeeper/bin/load_gen}
 loadgen_secs=${LOADGEN_SECS:-8}
 if ((quick)); then
@@ -63,17 +68,19 @@ fi
 windows=16,64,256
 
 if ((build)); then
-  (cd "$root" && cargo build --release --bin shepherd)
+  (cd "$root" && cargo build --release --bin shepherd --example loadgen_floor)
 fi
 [[ -x $shepherd ]] || { echo "perf.sh: no $shepherd (build it, or set SHEPHERD)" >&2; exit 1; }
+[[ -x $floor ]] || { echo "perf.sh: no $floor (build it, or set FLOOR)" >&2; exit 1; }
 [[ -x $loadgen ]] || { echo "perf.sh: no $loadgen (apt-get install zookeeper-bin)" >&2; exit 1; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/perf.XXXXXX")
 results=${out:-$work}
 mkdir -p "$results"
-zk_pid= sh_pid=
+zk_pid= sh_pid= fl_pid=
 cleanup() {
   [[ -n $sh_pid ]] && kill "$sh_pid" 2>/dev/null && wait "$sh_pid" 2>/dev/null
+  [[ -n $fl_pid ]] && kill "$fl_pid" 2>/dev/null && wait "$fl_pid" 2>/dev/null
   [[ -n $zk_pid ]] && "$here/zk.sh" stop "$work/zk"
   rm -rf "$work/zk/data" "$work/shepherd-data"
   [[ -n $out ]] || rm -rf "$work"
@@ -106,9 +113,24 @@ start_shepherd() {
   sh_addr=${line#shepherd listening on }
 }
 
-# point_at NAME: sets addr and pid to those of the server NAME (zookeeper or shepherd).
+# The floor prints `listening on ADDR` first, read through a FIFO (one coproc is SERVE's).
+start_floor() {
+  local line
+  mkfifo "$work/floor.fifo"
+  "$floor" >"$work/floor.fifo" 2>>"$results/floor.log" &
+  fl_pid=$!
+  exec {floor_out}<"$work/floor.fifo"
+  read -r line <&"$floor_out"
+  fl_addr=${line#listening on }
+}
+
+# point_at NAME: sets addr and pid to those of the server NAME (zookeeper, shepherd or floor).
 point_at() {
-  if [[ $1 == zookeeper ]]; then addr=$zk_addr pid=$zk_pid; else addr=$sh_addr pid=$sh_pid; fi
+  case $1 in
+  zookeeper) addr=$zk_addr pid=$zk_pid ;;
+  shepherd) addr=$sh_addr pid=$sh_pid ;;
+  floor) addr=$fl_addr pid=$fl_pid ;;
+  esac
 }
 
 # load NAME ADDR PID CSV ARGS…: one `bench load` against a running server.
@@ -192,7 +214,8 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 echo "server,run,seconds,requests,server_cpu_ticks,requests_per_sec,server_cpu_us_per_request" \
   >"$results/loadgen.csv"
-for server in zookeeper shepherd; do
+start_floor
+for server in zookeeper shepherd floor; do
   point_at "$server"
   for run in 1 2 3; do
     echo "perf.sh: load_gen, $server run $run" >&2
@@ -305,6 +328,11 @@ out.append(f"| Debian `load_gen`: server CPU µs per request, median of 3 ({z[2]
            f"{z[0]:.1f} | {s[0]:.1f} | {ratio(z[0], s[0], False)} |")
 out.append(f"| Debian `load_gen`: requests/s, median of 3 | {z[1]:,.0f} | {s[1]:,.0f} | "
            f"{ratio(z[1], s[1])} |")
+floor = [float(r["server_cpu_us_per_request"]) for r in lg if r["server"] == "floor"]
+floor_line = (f"The floor under load_gen (examples/loadgen_floor.rs: canned replies, nothing "
+              f"else), server CPU µs per request, median of 3 "
+              f"({', '.join(f'{v:.1f}' for v in floor)}): {statistics.median(floor):.1f}, "
+              f"against 1/20 of ZooKeeper's: {z[0] / 20:.1f}") if floor else None
 if with_scale == "1":
     def per_item(server, what):
         r = [r for r in rows(f"{results}/scale-{server}.csv") if r["what"] == what and r["bytes_per_item"]]
@@ -324,4 +352,6 @@ print(f"Commit {commit}; forceSync=yes on both servers, data directories on the 
 print(f"CPU time taken by the host (steal, % of the machine's), run by run: open loop "
       f"{stolen('open', 'zookeeper')} / {stolen('open', 'shepherd')}; load_gen "
       f"{stolen('loadgen', 'zookeeper')} / {stolen('loadgen', 'shepherd')}.")
+if floor_line:
+    print(f"{floor_line}; steal {stolen('loadgen', 'floor')}.")
 EOF
