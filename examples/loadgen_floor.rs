@@ -2,11 +2,14 @@
 //!
 //! `docs/bench/perf.sh` runs `load_gen` against this as well as against both servers, and
 //! reports its CPU time per request next to theirs (docs/bench/load.md, "The floor"). It reads
-//! frames and writes canned replies on the same runtime shape as `shepherd serve` (tokio, two
-//! workers, one task per connection, nodelay), and keeps no tree, no log, no session: whatever
-//! it costs per request is the cost of taking a request off a socket and putting a reply back,
-//! on this machine, under this client. A real server cannot go below it by anything it does
-//! with the request.
+//! frames and writes canned replies, one tokio task per connection with nodelay, as `shepherd
+//! serve` does, and keeps no tree, no log, no session: whatever it costs per request is the
+//! cost of taking a request off a socket and putting a reply back, on this machine, under this
+//! client. A real server cannot go below it by anything it does with the request.
+//!
+//! It runs on tokio's current-thread runtime, the cheapest per wake-up (one thread, no work
+//! stealing), unless given a number of workers: `2` is `shepherd serve`'s shape, which costs
+//! more per request here.
 //!
 //! It answers the handshake, create (with the path asked for), delete, exists and setData
 //! (with an empty stat), getData (with `second`, the value `load_gen` checks), getChildren
@@ -14,7 +17,7 @@
 //! counter `perf.sh` reads. A malformed frame closes its connection.
 //!
 //! ```text
-//! cargo run --release --example loadgen_floor     # prints: listening on 127.0.0.1:PORT
+//! cargo run --release --example loadgen_floor [WORKERS]   # prints: listening on 127.0.0.1:PORT
 //! ```
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -32,18 +35,30 @@ const STAT: [u8; 68] = [0; 68];
 const MAX_FRAME: usize = 0xfffff;
 
 fn main() -> std::io::Result<()> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?
-        .block_on(async {
-            let listener = TcpListener::bind("127.0.0.1:0").await?;
-            println!("listening on {}", listener.local_addr()?);
-            loop {
-                let (stream, _) = listener.accept().await?;
-                tokio::spawn(serve(stream));
-            }
-        })
+    let workers = match std::env::args().nth(1).map(|a| a.parse::<usize>()) {
+        None => None,
+        Some(Ok(n)) if n > 0 => Some(n),
+        Some(_) => {
+            eprintln!("usage: loadgen_floor [WORKERS (at least 1)]");
+            std::process::exit(2);
+        }
+    };
+    let mut runtime = match workers {
+        None => tokio::runtime::Builder::new_current_thread(),
+        Some(n) => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.worker_threads(n);
+            builder
+        }
+    };
+    runtime.enable_all().build()?.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        println!("listening on {}", listener.local_addr()?);
+        loop {
+            let (stream, _) = listener.accept().await?;
+            tokio::spawn(serve(stream));
+        }
+    })
 }
 
 /// Answers one connection until it closes or sends something malformed.

@@ -330,7 +330,7 @@ out.append(f"| Debian `load_gen`: requests/s, median of 3 | {z[1]:,.0f} | {s[1]:
            f"{ratio(z[1], s[1])} |")
 floor = [float(r["server_cpu_us_per_request"]) for r in lg if r["server"] == "floor"]
 floor_line = (f"The floor under load_gen (examples/loadgen_floor.rs: canned replies, nothing "
-              f"else), server CPU µs per request, median of 3 "
+              f"else, one thread), server CPU µs per request, median of 3 "
               f"({', '.join(f'{v:.1f}' for v in floor)}): {statistics.median(floor):.1f}, "
               f"against 1/20 of ZooKeeper's: {z[0] / 20:.1f}") if floor else None
 if with_scale == "1":
