@@ -79,8 +79,9 @@ results=${out:-$work}
 mkdir -p "$results"
 zk_pid= sh_pid= fl_pid=
 cleanup() {
-  [[ -n $sh_pid ]] && kill "$sh_pid" 2>/dev/null && wait "$sh_pid" 2>/dev/null
-  [[ -n $fl_pid ]] && kill "$fl_pid" 2>/dev/null && wait "$fl_pid" 2>/dev/null
+  # A server killed by the signal makes `wait` fail, which must not fail the run (set -e).
+  [[ -n $sh_pid ]] && { kill "$sh_pid" && wait "$sh_pid"; } 2>/dev/null || true
+  [[ -n $fl_pid ]] && { kill "$fl_pid" && wait "$fl_pid"; } 2>/dev/null || true
   [[ -n $zk_pid ]] && "$here/zk.sh" stop "$work/zk"
   rm -rf "$work/zk/data" "$work/shepherd-data"
   [[ -n $out ]] || rm -rf "$work"
