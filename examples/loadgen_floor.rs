@@ -1,20 +1,21 @@
 //! The floor under Debian's `load_gen`: a server that answers it and does nothing else.
 //!
 //! `docs/bench/perf.sh` runs `load_gen` against this as well as against both servers, and
-//! reports its CPU time per request next to theirs (docs/bench/load.md, "The floor"). It reads
-//! frames and writes canned replies, one tokio task per connection with nodelay, as `shepherd
-//! serve` does, and keeps no tree, no log, no session: whatever it costs per request is the
-//! cost of taking a request off a socket and putting a reply back, on this machine, under this
-//! client. A real server cannot go below it by anything it does with the request.
+//! reports its CPU time per request next to theirs (docs/bench/load.md, "The floor under
+//! `load_gen`"). It reads frames and writes canned replies, one tokio task per connection with
+//! nodelay, as `shepherd serve` does, and keeps no tree, no log, no session: what it spends per
+//! request is the cost of taking a request off a socket and putting a reply back, on this
+//! machine, under this client. A server built the same way (readiness from epoll, one task per
+//! connection) cannot go below it by anything it does with the request.
 //!
 //! It runs on tokio's current-thread runtime, the cheapest per wake-up (one thread, no work
-//! stealing), unless given a number of workers: `2` is `shepherd serve`'s shape, which costs
-//! more per request here.
+//! stealing), unless given a number of workers: `2` is `shepherd serve`'s shape.
 //!
-//! It answers the handshake, create (with the path asked for), delete, exists and setData
-//! (with an empty stat), getData (with `second`, the value `load_gen` checks), getChildren
-//! (with no children), ping and close; every request counts in `srvr`'s `Received` line, the
-//! counter `perf.sh` reads. A malformed frame closes its connection.
+//! It answers what `load_gen` sends: the handshake; create (with the path asked for), delete,
+//! setData (with an empty Stat) and getData (with `second`, the value `load_gen` checks); the
+//! getChildren of its `clean` mode (no children); ping; and closeSession, after which it closes.
+//! Each request counts in `srvr`'s `Received` line, the counter `perf.sh` reads. Any other
+//! request, and any malformed frame, closes the connection without a reply.
 //!
 //! ```text
 //! cargo run --release --example loadgen_floor [WORKERS]   # prints: listening on 127.0.0.1:PORT
@@ -28,11 +29,20 @@ use tokio::net::{TcpListener, TcpStream};
 /// Requests answered, for `srvr`.
 static RECEIVED: AtomicU64 = AtomicU64::new(0);
 
-/// A zeroed `Stat`: 8 longs and ints, 68 bytes on the wire.
+/// A zeroed `Stat`: six longs and five ints, 68 bytes on the wire.
 const STAT: [u8; 68] = [0; 68];
 
 /// The largest frame taken (ZooKeeper's default `jute.maxbuffer`).
 const MAX_FRAME: usize = 0xfffff;
+
+/// The request types answered (ZooKeeper's `ZooDefs.OpCode`).
+const CREATE: i32 = 1;
+const DELETE: i32 = 2;
+const GET_DATA: i32 = 4;
+const SET_DATA: i32 = 5;
+const GET_CHILDREN: i32 = 8;
+const PING: i32 = 11;
+const CLOSE_SESSION: i32 = -11;
 
 fn main() -> std::io::Result<()> {
     let workers = match std::env::args().nth(1).map(|a| a.parse::<usize>()) {
@@ -55,13 +65,25 @@ fn main() -> std::io::Result<()> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         println!("listening on {}", listener.local_addr()?);
         loop {
-            let (stream, _) = listener.accept().await?;
-            tokio::spawn(serve(stream));
+            // A failed accept (out of descriptors, a peer gone first) costs that peer only.
+            if let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(serve(stream));
+            }
         }
     })
 }
 
-/// Answers one connection until it closes or sends something malformed.
+/// What to do after a frame.
+enum Next {
+    /// Its reply is queued; read on.
+    Read,
+    /// Its reply is queued; write what is queued and close.
+    Close,
+    /// Nothing to answer: close now.
+    Drop,
+}
+
+/// Answers one connection until it closes or sends something this does not answer.
 async fn serve(mut stream: TcpStream) {
     if stream.set_nodelay(true).is_err() {
         return;
@@ -81,84 +103,110 @@ async fn serve(mut stream: TcpStream) {
             let _ = stream.write_all(text.as_bytes()).await;
             return;
         }
+        // Every reply to what this read completed goes out in one write, as a server does
+        // that answers a pipelined batch.
         let mut at = 0;
-        while let Some(len) = pending.get(at..at + 4).map(be_u32) {
-            let len = len as usize;
-            if len > MAX_FRAME {
+        let mut next = Next::Read;
+        while let Some(len) = pending.get(at..).and_then(be_i32) {
+            let Some(len) = usize::try_from(len).ok().filter(|&len| len <= MAX_FRAME) else {
                 return;
-            }
-            let Some(frame) = pending.get(at + 4..at + 4 + len) else {
-                break;
             };
-            let start = out.len();
-            out.extend_from_slice(&[0; 4]);
-            let answered = if greeted {
+            let Some(frame) = pending.get(at + 4..at + 4 + len) else {
+                break; // the rest of it has not arrived
+            };
+            at += 4 + len;
+            next = if greeted {
                 reply(frame, &mut out)
             } else {
                 greeted = true;
                 greet(&mut out);
-                Some(())
+                Next::Read
             };
-            if answered.is_none() {
-                return;
+            if !matches!(next, Next::Read) {
+                break;
             }
-            let body = (out.len() - start - 4) as u32;
-            out[start..start + 4].copy_from_slice(&body.to_be_bytes());
-            at += 4 + len;
         }
         pending.drain(..at);
-        if !out.is_empty() {
-            if stream.write_all(&out).await.is_err() {
-                return;
-            }
-            out.clear();
+        if matches!(next, Next::Drop) {
+            return;
+        }
+        if !out.is_empty() && stream.write_all(&out).await.is_err() {
+            return;
+        }
+        out.clear();
+        if matches!(next, Next::Close) {
+            return;
         }
     }
 }
 
-fn be_u32(bytes: &[u8]) -> u32 {
-    u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
+/// The big-endian int at the start of `bytes`, if it holds four.
+fn be_i32(bytes: &[u8]) -> Option<i32> {
+    Some(i32::from_be_bytes(bytes.get(..4)?.try_into().ok()?))
+}
+
+/// Appends a frame: its length, then what `body` writes.
+fn frame(out: &mut Vec<u8>, body: impl FnOnce(&mut Vec<u8>)) {
+    let start = out.len();
+    out.extend_from_slice(&[0; 4]);
+    body(out);
+    let len = (out.len() - start - 4) as u32;
+    out[start..start + 4].copy_from_slice(&len.to_be_bytes());
 }
 
 /// A `ConnectResponse`: protocol 0, a 10 s timeout, a fixed session and password.
 fn greet(out: &mut Vec<u8>) {
-    out.extend_from_slice(&0i32.to_be_bytes());
-    out.extend_from_slice(&10_000i32.to_be_bytes());
-    out.extend_from_slice(&0x5eed_i64.to_be_bytes());
-    out.extend_from_slice(&16i32.to_be_bytes());
-    out.extend_from_slice(&[0; 16]);
-    out.push(0);
+    frame(out, |out| {
+        out.extend_from_slice(&0i32.to_be_bytes());
+        out.extend_from_slice(&10_000i32.to_be_bytes());
+        out.extend_from_slice(&0x5eed_i64.to_be_bytes());
+        out.extend_from_slice(&16i32.to_be_bytes());
+        out.extend_from_slice(&[0; 16]);
+        out.push(0);
+    });
 }
 
-/// The reply to one request; `None` for a close or a frame too short to be a request.
-fn reply(frame: &[u8], out: &mut Vec<u8>) -> Option<()> {
-    let xid = frame.get(0..4)?;
-    let kind = be_u32(frame.get(4..8)?) as i32;
-    if kind == -11 {
-        return None;
-    }
-    let count = RECEIVED.fetch_add(1, Relaxed);
-    out.extend_from_slice(xid);
-    out.extend_from_slice(&(count as i64 + 1).to_be_bytes());
-    out.extend_from_slice(&0i32.to_be_bytes());
-    match kind {
-        // create: the path asked for (a string: length, then bytes).
-        1 => {
-            let len = be_u32(frame.get(8..12)?) as usize;
-            out.extend_from_slice(frame.get(8..12 + len)?);
+/// Queues the reply to one request (its header, then the body its type takes).
+fn reply(request: &[u8], out: &mut Vec<u8>) -> Next {
+    let (Some(xid), Some(kind)) = (be_i32(request), request.get(4..).and_then(be_i32)) else {
+        return Next::Drop;
+    };
+    // create's reply is the path asked for: a jute string, its length then its bytes.
+    let path = match kind {
+        CREATE => {
+            let path = request.get(8..).and_then(|body| {
+                let len = usize::try_from(be_i32(body)?).ok()?;
+                body.get(..4 + len)
+            });
+            let Some(path) = path else {
+                return Next::Drop;
+            };
+            path
         }
-        // getData
-        4 => {
-            out.extend_from_slice(&6i32.to_be_bytes());
-            out.extend_from_slice(b"second");
-            out.extend_from_slice(&STAT);
+        DELETE | GET_DATA | SET_DATA | GET_CHILDREN | PING | CLOSE_SESSION => &[],
+        _ => return Next::Drop,
+    };
+    let zxid = RECEIVED.fetch_add(1, Relaxed) as i64 + 1;
+    frame(out, |out| {
+        out.extend_from_slice(&xid.to_be_bytes());
+        out.extend_from_slice(&zxid.to_be_bytes());
+        out.extend_from_slice(&0i32.to_be_bytes());
+        match kind {
+            CREATE => out.extend_from_slice(path),
+            GET_DATA => {
+                out.extend_from_slice(&6i32.to_be_bytes());
+                out.extend_from_slice(b"second");
+                out.extend_from_slice(&STAT);
+            }
+            SET_DATA => out.extend_from_slice(&STAT),
+            // An empty list of children.
+            GET_CHILDREN => out.extend_from_slice(&0i32.to_be_bytes()),
+            _ => {}
         }
-        // exists, setData
-        3 | 5 => out.extend_from_slice(&STAT),
-        // getChildren: an empty list
-        8 => out.extend_from_slice(&0i32.to_be_bytes()),
-        // delete, ping: the header alone
-        _ => {}
+    });
+    if kind == CLOSE_SESSION {
+        Next::Close
+    } else {
+        Next::Read
     }
-    Some(())
 }

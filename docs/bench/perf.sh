@@ -23,12 +23,12 @@
 #    Shepherd, ZooKeeper, …), since one 8-second run's p99 varies up to fourfold from run to
 #    run on a 2-core machine, for either server; the medians of the p99s compare;
 # 6. Debian's `load_gen` (the C client's pipelined create/set/get/delete loop) for LOADGEN_SECS
-#    (default 8) seconds, three times per server on a fresh folder each: server CPU (utime +
-#    stime from /proc/PID/stat, all threads) over the requests the server counted (`srvr`
-#    Received), median of the three; then the same against examples/loadgen_floor.rs, a server
-#    that answers load_gen with canned replies and does nothing else: the least CPU per
-#    request any server of this shape spends under this client on this machine (load.md,
-#    "The floor");
+#    (default 8) seconds, three times per server on a fresh folder each, alternating
+#    ZooKeeper, Shepherd and the floor (examples/loadgen_floor.rs, a server that answers
+#    load_gen with canned replies and does nothing else: the least CPU per request a server of
+#    this shape spends under this client on this machine; load.md, "The floor under
+#    `load_gen`"): server CPU (utime + stime from /proc/PID/stat, all threads) over the
+#    requests the server counted (`srvr` Received), median of the three;
 # 7. with --with-scale, memory per znode (1 M nodes of 16 B) and per idle session (10 000) from
 #    `shepherd bench scale` (docs/bench/scale.md), each on a fresh server: adds ≈ 4 minutes;
 # 8. prints one markdown table (measure | ZooKeeper | Shepherd | ratio), the commit, and the
@@ -81,7 +81,7 @@ zk_pid= sh_pid= fl_pid=
 cleanup() {
   # A server killed by the signal makes `wait` fail, which must not fail the run (set -e).
   [[ -n $sh_pid ]] && { kill "$sh_pid" && wait "$sh_pid"; } 2>/dev/null || true
-  [[ -n $fl_pid ]] && { kill "$fl_pid" && wait "$fl_pid"; } 2>/dev/null || true
+  [[ -n $fl_pid ]] && stop_floor
   [[ -n $zk_pid ]] && "$here/zk.sh" stop "$work/zk"
   rm -rf "$work/zk/data" "$work/shepherd-data"
   [[ -n $out ]] || rm -rf "$work"
@@ -116,13 +116,22 @@ start_shepherd() {
 
 # The floor prints `listening on ADDR` first, read through a FIFO (one coproc is SERVE's).
 start_floor() {
-  local line
+  local line= out
   mkfifo "$work/floor.fifo"
   "$floor" >"$work/floor.fifo" 2>>"$results/floor.log" &
   fl_pid=$!
-  exec {floor_out}<"$work/floor.fifo"
-  read -r line <&"$floor_out"
+  exec {out}<"$work/floor.fifo"
+  read -r -t 30 line <&"$out" || true
+  exec {out}<&-
+  rm -f "$work/floor.fifo"
+  [[ $line == "listening on "* ]] ||
+    { echo "perf.sh: the floor did not start (see $results/floor.log)" >&2; exit 1; }
   fl_addr=${line#listening on }
+}
+
+stop_floor() {
+  { kill "$fl_pid" && wait "$fl_pid"; } 2>/dev/null || true
+  fl_pid=
 }
 
 # point_at NAME: sets addr and pid to those of the server NAME (zookeeper, shepherd or floor).
@@ -131,6 +140,7 @@ point_at() {
   zookeeper) addr=$zk_addr pid=$zk_pid ;;
   shepherd) addr=$sh_addr pid=$sh_pid ;;
   floor) addr=$fl_addr pid=$fl_pid ;;
+  *) echo "perf.sh: no server called $1" >&2; exit 1 ;;
   esac
 }
 
@@ -216,9 +226,10 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 echo "server,run,seconds,requests,server_cpu_ticks,requests_per_sec,server_cpu_us_per_request" \
   >"$results/loadgen.csv"
 start_floor
-for server in zookeeper shepherd floor; do
-  point_at "$server"
-  for run in 1 2 3; do
+# Alternating, as the open loop does: a burst of the host's steal falls on all three alike.
+for run in 1 2 3; do
+  for server in zookeeper shepherd floor; do
+    point_at "$server"
     echo "perf.sh: load_gen, $server run $run" >&2
     r0=$(received "$addr") c0=$(cpu_ticks "$pid") t0=$(date +%s.%N) h0=$(host_ticks)
     timeout "$loadgen_secs" "$loadgen" "$addr" "/loadgen-$run" 10000 >/dev/null 2>&1 || true
@@ -231,6 +242,7 @@ for server in zookeeper shepherd floor; do
       }' >>"$results/loadgen.csv"
   done
 done
+stop_floor
 
 if ((with_scale)); then
   # Fresh servers: the durable pair above is stopped first, so that they hold no memory.
@@ -333,7 +345,7 @@ floor = [float(r["server_cpu_us_per_request"]) for r in lg if r["server"] == "fl
 floor_line = (f"The floor under load_gen (examples/loadgen_floor.rs: canned replies, nothing "
               f"else, one thread), server CPU µs per request, median of 3 "
               f"({', '.join(f'{v:.1f}' for v in floor)}): {statistics.median(floor):.1f}, "
-              f"against 1/20 of ZooKeeper's: {z[0] / 20:.1f}") if floor else None
+              f"against 1/20 of ZooKeeper's: {med['zookeeper'][0] / 20:.1f}") if floor else None
 if with_scale == "1":
     def per_item(server, what):
         r = [r for r in rows(f"{results}/scale-{server}.csv") if r["what"] == what and r["bytes_per_item"]]
