@@ -2,9 +2,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.CuratorWatcher;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
+import org.apache.zookeeper.KeeperException;
 
 /**
  * LeaderLatch among three clients: exactly one leader at a time, and when the leader's latch
@@ -42,6 +45,12 @@ final class LeaderLatchCase implements Check.Case {
                 latches.add(latch);
                 latch.start();
             }
+            // start() creates each latch's node in the background: the first leader can be
+            // elected before the last latch has joined, so the counts below wait for all of them.
+            CuratorFramework observer = clients.get(0);
+            Semaphore changes = new Semaphore(0);
+            Check.until(() -> participants(observer, path, changes) == CLIENTS, changes,
+                    Check.WAIT_SECONDS, "every latch's node under " + path);
             List<String> gone = new ArrayList<>();
             for (int round = 0; round < CLIENTS; round++) {
                 String leader = Check.next(elected, "a leader in round " + round);
@@ -63,6 +72,26 @@ final class LeaderLatchCase implements Check.Case {
                 }
             }
             clients.forEach(CuratorFramework::close);
+        }
+    }
+
+    /** The nodes under `path`, with a watch that releases a permit of `changes` when they change. */
+    private static int participants(CuratorFramework client, String path, Semaphore changes) {
+        CuratorWatcher release = event -> changes.release();
+        try {
+            return client.getChildren().usingWatcher(release).forPath(path).size();
+        } catch (KeeperException.NoNodeException e) {
+            try {
+                // Not created yet: watch for its creation, and look again if it came meanwhile.
+                if (client.checkExists().usingWatcher(release).forPath(path) != null) {
+                    changes.release();
+                }
+                return 0;
+            } catch (Exception again) {
+                throw new IllegalStateException(again);
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
         }
     }
 }
