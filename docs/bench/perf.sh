@@ -82,9 +82,9 @@ cleanup() {
   # A server killed by the signal makes `wait` fail, which must not fail the run (set -e).
   [[ -n $sh_pid ]] && { kill "$sh_pid" && wait "$sh_pid"; } 2>/dev/null || true
   [[ -n $fl_pid ]] && stop_floor
-  [[ -n $zk_pid ]] && "$here/zk.sh" stop "$work/zk"
-  rm -rf "$work/zk/data" "$work/shepherd-data"
-  [[ -n $out ]] || rm -rf "$work"
+  [[ -n $zk_pid ]] && { "$here/zk.sh" stop "$work/zk" || true; }
+  # Scratch only: with --out the results are in that directory, else they are not kept.
+  rm -rf "$work"
 }
 trap cleanup EXIT
 
