@@ -1,4 +1,6 @@
+import java.util.Collection;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
@@ -8,6 +10,7 @@ import java.util.function.Predicate;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.KeeperException;
 
 /**
  * What every Curator check shares: assertions that name what failed, waits that are always
@@ -57,6 +60,19 @@ final class Check {
     static void equal(Object expected, Object actual, String what) {
         if (expected == null ? actual != null : !expected.equals(actual)) {
             throw new Failed(what + ": expected " + expected + ", got " + actual);
+        }
+    }
+
+    /**
+     * How many nodes `list` finds; none when their parent is gone. The parent of an emptied lock
+     * or semaphore is a container, which the server may reap between the last release and this
+     * read.
+     */
+    static int count(Callable<? extends Collection<?>> list) throws Exception {
+        try {
+            return list.call().size();
+        } catch (KeeperException.NoNodeException reaped) {
+            return 0;
         }
     }
 

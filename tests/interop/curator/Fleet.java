@@ -133,9 +133,13 @@ public final class Fleet {
             rust.expect(t, "busy", "Rust kept out while Curator holds");
             java.release();
         }
-        String t = id("t");
-        rust.send("try " + t + " " + rustKind + " " + path);
-        rust.expect(t, "got", "Rust takes it once Curator released");
+        // A hold, not a try: a try waits only briefly, and a busy machine may take longer to
+        // grant even a free lock.
+        String last = id("h");
+        rust.send("hold " + last + " " + rustKind + " " + path);
+        rust.expect(last, "held", "Rust takes it once Curator released");
+        rust.send("release " + last);
+        rust.expect(last, "released", "Rust released");
     }
 
     /** Curator holds; Rust is kept out, waits in line, gets it on release; then Curator is kept out. */

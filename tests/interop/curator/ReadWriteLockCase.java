@@ -41,7 +41,7 @@ final class ReadWriteLockCase implements Check.Case {
             ra.readLock().release();
             Check.that(rb.writeLock().acquire(Check.WAIT_SECONDS, TimeUnit.SECONDS), "writer once all are gone");
             rb.writeLock().release();
-            Check.equal(0, a.getChildren().forPath(path).size(), "lock nodes left after every release");
+            Check.equal(0, Check.count(() -> a.getChildren().forPath(path)), "lock nodes left after every release");
         } finally {
             a.close();
             b.close();

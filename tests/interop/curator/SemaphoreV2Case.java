@@ -58,7 +58,7 @@ final class SemaphoreV2Case implements Check.Case {
         Check.that(l2 != null, "a returned lease goes to the waiter");
         s1.returnLease(l1);
         s2.returnLease(l2);
-        Check.equal(0, s0.getParticipantNodes().size(), "leases out after every return");
+        Check.equal(0, Check.count(s0::getParticipantNodes), "leases out after every return");
     }
 
     private static void churn(List<CuratorFramework> clients, String path, ExecutorService pool) throws Exception {
