@@ -14,6 +14,7 @@
 //! It answers what `load_gen` sends: the handshake; create (with the path asked for), delete,
 //! setData (with an empty Stat) and getData (with `second`, the value `load_gen` checks); the
 //! getChildren of its `clean` mode (no children); ping; and closeSession, after which it closes.
+//! Frames are checked and replies encoded with `shepherd-protocol`, as the server's are.
 //! Each request counts in `srvr`'s `Received` line, the counter `perf.sh` reads. Any other
 //! request, and any malformed frame, closes the connection without a reply.
 //!
@@ -23,26 +24,15 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use shepherd_protocol::{
+    Codec, ConnectResponse, CreateResponse, DEFAULT_MAX_BUFFER, GetChildrenResponse,
+    GetDataResponse, OpCode, ReplyHeader, RequestHeader, Stat, StatResponse, frame_len,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 /// Requests answered, for `srvr`.
 static RECEIVED: AtomicU64 = AtomicU64::new(0);
-
-/// A zeroed `Stat`: six longs and five ints, 68 bytes on the wire.
-const STAT: [u8; 68] = [0; 68];
-
-/// The largest frame taken (ZooKeeper's default `jute.maxbuffer`).
-const MAX_FRAME: usize = 0xfffff;
-
-/// The request types answered (ZooKeeper's `ZooDefs.OpCode`).
-const CREATE: i32 = 1;
-const DELETE: i32 = 2;
-const GET_DATA: i32 = 4;
-const SET_DATA: i32 = 5;
-const GET_CHILDREN: i32 = 8;
-const PING: i32 = 11;
-const CLOSE_SESSION: i32 = -11;
 
 fn main() -> std::io::Result<()> {
     let workers = match std::env::args().nth(1).map(|a| a.parse::<usize>()) {
@@ -107,8 +97,11 @@ async fn serve(mut stream: TcpStream) {
         // that answers a pipelined batch.
         let mut at = 0;
         let mut next = Next::Read;
-        while let Some(len) = pending.get(at..).and_then(be_i32) {
-            let Some(len) = usize::try_from(len).ok().filter(|&len| len <= MAX_FRAME) else {
+        while let Some(prefix) = pending.get(at..at + 4) {
+            let Ok(len) = frame_len(
+                [prefix[0], prefix[1], prefix[2], prefix[3]],
+                DEFAULT_MAX_BUFFER,
+            ) else {
                 return;
             };
             let Some(frame) = pending.get(at + 4..at + 4 + len) else {
@@ -140,11 +133,6 @@ async fn serve(mut stream: TcpStream) {
     }
 }
 
-/// The big-endian int at the start of `bytes`, if it holds four.
-fn be_i32(bytes: &[u8]) -> Option<i32> {
-    Some(i32::from_be_bytes(bytes.get(..4)?.try_into().ok()?))
-}
-
 /// Appends a frame: its length, then what `body` writes.
 fn frame(out: &mut Vec<u8>, body: impl FnOnce(&mut Vec<u8>)) {
     let start = out.len();
@@ -154,57 +142,66 @@ fn frame(out: &mut Vec<u8>, body: impl FnOnce(&mut Vec<u8>)) {
     out[start..start + 4].copy_from_slice(&len.to_be_bytes());
 }
 
-/// A `ConnectResponse`: protocol 0, a 10 s timeout, a fixed session and password.
+/// A `ConnectResponse`: a 10 s timeout, a fixed session and password.
 fn greet(out: &mut Vec<u8>) {
-    frame(out, |out| {
-        out.extend_from_slice(&0i32.to_be_bytes());
-        out.extend_from_slice(&10_000i32.to_be_bytes());
-        out.extend_from_slice(&0x5eed_i64.to_be_bytes());
-        out.extend_from_slice(&16i32.to_be_bytes());
-        out.extend_from_slice(&[0; 16]);
-        out.push(0);
-    });
+    let response = ConnectResponse {
+        protocol_version: 0,
+        timeout: 10_000,
+        session_id: 0x5eed,
+        passwd: Some(vec![0; 16]),
+        read_only: Some(false),
+    };
+    frame(out, |out| response.encode(out));
 }
 
 /// Queues the reply to one request (its header, then the body its type takes).
 fn reply(request: &[u8], out: &mut Vec<u8>) -> Next {
-    let (Some(xid), Some(kind)) = (be_i32(request), request.get(4..).and_then(be_i32)) else {
+    let mut rest = request;
+    let Ok(header) = RequestHeader::decode(&mut rest) else {
         return Next::Drop;
     };
-    // create's reply is the path asked for: a jute string, its length then its bytes.
-    let path = match kind {
-        CREATE => {
-            let path = request.get(8..).and_then(|body| {
-                let len = usize::try_from(be_i32(body)?).ok()?;
-                body.get(..4 + len)
-            });
-            let Some(path) = path else {
-                return Next::Drop;
-            };
-            path
-        }
-        DELETE | GET_DATA | SET_DATA | GET_CHILDREN | PING | CLOSE_SESSION => &[],
+    let op = match OpCode::try_from(header.op_type) {
+        Ok(
+            op @ (OpCode::Create
+            | OpCode::Delete
+            | OpCode::GetData
+            | OpCode::SetData
+            | OpCode::GetChildren
+            | OpCode::Ping
+            | OpCode::CloseSession),
+        ) => op,
         _ => return Next::Drop,
+    };
+    // create's reply is the path asked for, the first field of its request.
+    let path = if op == OpCode::Create {
+        match String::decode(&mut rest) {
+            Ok(path) => path,
+            Err(_) => return Next::Drop,
+        }
+    } else {
+        String::new()
     };
     let zxid = RECEIVED.fetch_add(1, Relaxed) as i64 + 1;
     frame(out, |out| {
-        out.extend_from_slice(&xid.to_be_bytes());
-        out.extend_from_slice(&zxid.to_be_bytes());
-        out.extend_from_slice(&0i32.to_be_bytes());
-        match kind {
-            CREATE => out.extend_from_slice(path),
-            GET_DATA => {
-                out.extend_from_slice(&6i32.to_be_bytes());
-                out.extend_from_slice(b"second");
-                out.extend_from_slice(&STAT);
+        ReplyHeader {
+            xid: header.xid,
+            zxid,
+            err: 0,
+        }
+        .encode(out);
+        match op {
+            OpCode::Create => CreateResponse { path }.encode(out),
+            OpCode::GetData => GetDataResponse {
+                data: Some(b"second".to_vec()),
+                stat: Stat::default(),
             }
-            SET_DATA => out.extend_from_slice(&STAT),
-            // An empty list of children.
-            GET_CHILDREN => out.extend_from_slice(&0i32.to_be_bytes()),
+            .encode(out),
+            OpCode::SetData => StatResponse::default().encode(out),
+            OpCode::GetChildren => GetChildrenResponse::default().encode(out),
             _ => {}
         }
     });
-    if kind == CLOSE_SESSION {
+    if op == OpCode::CloseSession {
         Next::Close
     } else {
         Next::Read
