@@ -20,9 +20,9 @@
 //! to [`ServerHandle::serve_io`], so that wire tests can run over `tokio::io::duplex`.
 
 pub mod config;
-pub mod core;
 mod shell;
-pub mod storage;
+pub use shepherd_zk_core as core;
+pub use shepherd_zk_storage as storage;
 pub use shell::tls;
 
 pub use config::{Config, Durability, FourLetterWhitelist};

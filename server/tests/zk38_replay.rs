@@ -1,4 +1,4 @@
-//! A data directory written by real ZooKeeper 3.8 (`tests/fixtures/zk38`, see its README),
+//! A data directory written by real ZooKeeper 3.8 (`storage/tests/fixtures/zk38`, see its README),
 //! loaded the way ZooKeeper loads it: each snapshot restored through `core::Restore`, every
 //! later log entry replayed with `Core::replay`. ZooKeeper's own digests must agree with the
 //! core's tree digest wherever ZooKeeper itself compares them (`FileSnap.deserialize`,
@@ -11,7 +11,7 @@ use shepherd_server::core::{Core, CoreConfig, NodeInfo, Now, Restore};
 use shepherd_server::storage::{SnapshotReader, read_logs};
 
 fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/zk38/version-2")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../storage/tests/fixtures/zk38/version-2")
 }
 
 const NOW: Now = Now {

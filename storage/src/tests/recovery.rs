@@ -1,0 +1,178 @@
+//! Recovery: snapshot then logs, falling back past a damaged snapshot, cutting a torn tail.
+
+use std::convert::Infallible;
+use std::fs;
+
+use shepherd_protocol::Acl;
+use shepherd_protocol::txn::TxnEntry;
+
+use super::sample_entries;
+use super::snapshot::{sample_nodes, write_snapshot};
+use crate::{
+    DataDir, RecoverySink, SnapshotNode, StorageError, TxnLog, ZxidDigest, log_name, recover,
+};
+
+/// Records what it is given.
+#[derive(Debug, Default)]
+pub(super) struct Recorder {
+    pub sessions: Vec<(i64, i32)>,
+    pub acls: Vec<(i64, Vec<Acl>)>,
+    pub nodes: Vec<SnapshotNode>,
+    pub done: Vec<(i64, Option<ZxidDigest>)>,
+    pub txns: Vec<TxnEntry>,
+}
+
+impl RecoverySink for Recorder {
+    type Error = Infallible;
+    fn session(&mut self, id: i64, timeout_ms: i32) -> Result<(), Infallible> {
+        self.sessions.push((id, timeout_ms));
+        Ok(())
+    }
+    fn acl(&mut self, id: i64, acl: Vec<Acl>) -> Result<(), Infallible> {
+        self.acls.push((id, acl));
+        Ok(())
+    }
+    fn node(&mut self, node: SnapshotNode) -> Result<(), Infallible> {
+        self.nodes.push(node);
+        Ok(())
+    }
+    fn snapshot_done(&mut self, zxid: i64, digest: Option<ZxidDigest>) -> Result<(), Infallible> {
+        self.done.push((zxid, digest));
+        Ok(())
+    }
+    fn txn(&mut self, entry: &TxnEntry) -> Result<(), Infallible> {
+        assert_eq!(self.done.len(), 1, "a txn before the snapshot was done");
+        self.txns.push(entry.clone());
+        Ok(())
+    }
+}
+
+#[test]
+fn an_empty_directory_recovers_to_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = DataDir::open(dir.path(), None).unwrap();
+    let (sink, report) = recover(&data, Recorder::default).unwrap();
+    assert_eq!(sink.done, [(0, None)]);
+    assert!(sink.nodes.is_empty() && sink.txns.is_empty());
+    assert_eq!(report.last_zxid, 0);
+    assert_eq!(report.snapshot, None);
+}
+
+/// Logs 1..=40 (rolled at 21), snapshots at 10 and 20.
+fn populated() -> (tempfile::TempDir, Vec<TxnEntry>) {
+    let dir = tempfile::tempdir().unwrap();
+    let data = DataDir::open(dir.path(), None).unwrap();
+    let entries = sample_entries(1, 40);
+    let mut log = data.txn_log(4096);
+    for entry in &entries {
+        if entry.header.zxid == 21 {
+            log.roll().unwrap();
+        }
+        log.append(entry).unwrap();
+        log.commit(false).unwrap();
+    }
+    write_snapshot(data.snap_dir(), 10, &sample_nodes()[..5]);
+    write_snapshot(data.snap_dir(), 20, &sample_nodes());
+    (dir, entries)
+}
+
+#[test]
+fn the_newest_snapshot_then_the_later_logs() {
+    let (dir, entries) = populated();
+    let data = DataDir::open(dir.path(), None).unwrap();
+    let (sink, report) = recover(&data, Recorder::default).unwrap();
+    assert_eq!(sink.nodes, sample_nodes());
+    assert_eq!(sink.done.len(), 1);
+    assert_eq!(sink.done[0].0, 20);
+    assert_eq!(sink.txns, entries[20..]);
+    assert_eq!(
+        report.snapshot,
+        Some((20, data.snap_dir().join("snapshot.14")))
+    );
+    assert_eq!((report.txns_replayed, report.last_zxid), (20, 40));
+    assert_eq!(report.tail_cut, None);
+}
+
+#[test]
+fn a_damaged_newest_snapshot_falls_back_to_the_older_one() {
+    let (dir, entries) = populated();
+    let data = DataDir::open(dir.path(), None).unwrap();
+    let newest = data.snap_dir().join("snapshot.14");
+    let mut bytes = fs::read(&newest).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x01;
+    fs::write(&newest, bytes).unwrap();
+    let mut made = 0;
+    let (sink, report) = recover(&data, || {
+        made += 1;
+        Recorder::default()
+    })
+    .unwrap();
+    assert_eq!(made, 2, "a fresh sink for the older snapshot");
+    assert_eq!(sink.nodes, sample_nodes()[..5]);
+    assert_eq!(sink.txns, entries[10..]);
+    assert_eq!(report.skipped.len(), 1);
+    assert_eq!(report.skipped[0].path, newest);
+    assert_eq!(report.snapshot.map(|s| s.0), Some(10));
+    // Every snapshot damaged: an error, never an empty tree.
+    let older = data.snap_dir().join("snapshot.a");
+    fs::write(&older, b"ZKSN").unwrap();
+    match recover(&data, Recorder::default) {
+        Err(StorageError::NoValidSnapshot { skipped, .. }) => assert_eq!(skipped.len(), 2),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_torn_tail_is_cut_and_recovery_goes_on() {
+    let (dir, entries) = populated();
+    let data = DataDir::open(dir.path(), None).unwrap();
+    let last = data.log_dir().join(log_name(21));
+    let len = fs::metadata(&last).unwrap().len();
+    let bytes = fs::read(&last).unwrap();
+    let end = bytes.iter().rposition(|b| *b == b'B').unwrap() as u64 + 1;
+    assert!(end < len, "preallocated");
+    // Tear the last entry: keep 5 of its bytes... by cutting 5 bytes before its end.
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&last)
+        .unwrap()
+        .set_len(end - 5)
+        .unwrap();
+    let (sink, report) = recover(&data, Recorder::default).unwrap();
+    assert_eq!(sink.txns, entries[20..39]);
+    let tail = report.tail_cut.unwrap();
+    assert_eq!(tail.path, last);
+    assert!(fs::metadata(&last).unwrap().len() == tail.offset);
+    // Recovering again finds a clean log.
+    let (sink, report) = recover(&data, Recorder::default).unwrap();
+    assert_eq!((sink.txns.len(), report.tail_cut), (19, None));
+    // A damaged file with later files after it stops recovery.
+    let first = data.log_dir().join(log_name(1));
+    let mut bytes = fs::read(&first).unwrap();
+    let n = bytes.iter().rposition(|b| *b == b'B').unwrap();
+    bytes[n] = b'C';
+    fs::write(&first, bytes).unwrap();
+    fs::remove_file(data.snap_dir().join("snapshot.14")).unwrap();
+    fs::remove_file(data.snap_dir().join("snapshot.a")).unwrap();
+    assert!(matches!(
+        recover(&data, Recorder::default),
+        Err(StorageError::CorruptLog { .. })
+    ));
+}
+
+#[test]
+fn logs_without_any_snapshot_replay_from_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = DataDir::open(dir.path(), None).unwrap();
+    let entries = sample_entries(1, 5);
+    let mut log = TxnLog::new(data.log_dir(), 0);
+    for e in &entries {
+        log.append(e).unwrap();
+    }
+    log.commit(true).unwrap();
+    let (sink, report) = recover(&data, Recorder::default).unwrap();
+    assert_eq!(sink.done, [(0, None)]);
+    assert_eq!(sink.txns, entries);
+    assert_eq!(report.last_zxid, 5);
+}
