@@ -21,9 +21,9 @@
 
 pub mod config;
 mod shell;
+pub use shell::tls;
 pub use shepherd_zk_core as core;
 pub use shepherd_zk_storage as storage;
-pub use shell::tls;
 
 pub use config::{Config, Durability, FourLetterWhitelist};
 pub use shell::{

@@ -1,0 +1,125 @@
+//! `shepherd-bench …`: measurements against a live server, ours or a real ZooKeeper: the herd
+//! effect of the lock recipes, the cost of a new session, throughput and latency under load,
+//! memory per node and per session, and the lock soak. Each subcommand is a folder of its own;
+//! [`target`] is the server under measurement, which `load` and `scale` share. The cargo benches
+//! (`benches/`) and the `loadgen_floor` example live in this package too, and the scripts that
+//! run them side by side with ZooKeeper in `scripts/`.
+
+mod connect;
+mod herd;
+mod load;
+mod scale;
+mod soak;
+mod target;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use shepherd_cli::logging;
+
+#[derive(Parser)]
+#[command(
+    name = "shepherd-bench",
+    version,
+    about = "Shepherd's benchmarks, against Shepherd or any ZooKeeper"
+)]
+struct Cli {
+    /// Shape of the log lines on stderr: `text` for people, `json` (one object a line) for log
+    /// shippers. Which lines are shown follows RUST_LOG.
+    #[arg(long = "log-format", value_enum, default_value_t, global = true)]
+    log_format: logging::LogFormat,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The benchmarks `shepherd-bench` runs.
+#[derive(Subcommand)]
+enum Command {
+    /// The herd effect: notifications and getChildren calls per lock hand-off, for every lock
+    /// recipe, as the number of contenders grows.
+    Herd(herd::HerdArgs),
+    /// The cost of a new session on a fresh connection, over plain TCP and TLS 1.3 (with and
+    /// without a client certificate): connects per second and latency, one at a time and in
+    /// parallel.
+    Connect(connect::ConnectArgs),
+    /// Throughput and latency: N sessions, W requests in flight each, through create, set,
+    /// get and delete over K nodes; closed loop, or open loop at a fixed rate.
+    Load(load::LoadArgs),
+    /// Memory per znode and per idle session, from the server process's resident set size.
+    Scale(scale::ScaleArgs),
+    /// A soak: a long randomized fault-injection run with safety checks.
+    Soak {
+        #[command(subcommand)]
+        soak: soak::Soak,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let default_level = match cli.command {
+        // Under chaos every cut and expiry makes the client warn; the soak counts them itself.
+        Command::Soak { .. } => "error",
+        // A benchmark opens and closes thousands of sessions: only problems are worth printing.
+        _ => "warn",
+    };
+    logging::init(cli.log_format, default_level);
+    match cli.command {
+        Command::Herd(args) => herd::main(&args),
+        Command::Connect(args) => connect::main(&args),
+        Command::Load(args) => load::main(&args),
+        Command::Scale(args) => scale::main(&args),
+        Command::Soak { soak } => soak::main(&soak),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bench_herd_parses_with_defaults_and_lists() {
+        let cli = Cli::try_parse_from(["shepherd-bench", "herd"]).unwrap();
+        let Command::Herd(args) = cli.command else {
+            panic!("not bench herd");
+        };
+        assert_eq!(args.contenders, [2, 10, 50, 100, 500, 1000]);
+        assert_eq!(args.recipes, herd::Recipe::ALL);
+        let cli = Cli::try_parse_from([
+            "shepherd-bench",
+            "herd",
+            "--contenders",
+            "2,5",
+            "--recipes",
+            "sequential-herd,curator-mutex",
+            "--connect",
+            "127.0.0.1:2181",
+        ])
+        .unwrap();
+        let Command::Herd(args) = cli.command else {
+            panic!("not bench herd");
+        };
+        assert_eq!(args.contenders, [2, 5]);
+        assert_eq!(
+            args.recipes,
+            [herd::Recipe::SequentialHerd, herd::Recipe::CuratorMutex]
+        );
+        assert_eq!(args.connect.as_deref(), Some("127.0.0.1:2181"));
+        assert!(Cli::try_parse_from(["shepherd-bench", "herd", "--contenders", "0"]).is_err());
+    }
+
+    #[test]
+    fn bench_load_takes_only_a_positive_finite_rate() {
+        let rate = |r: &str| {
+            Cli::try_parse_from(["shepherd-bench", "load", "--rate", r]).map(|cli| {
+                let Command::Load(args) = cli.command else {
+                    panic!("not bench load");
+                };
+                args.rate
+            })
+        };
+        assert_eq!(rate("2500.5").unwrap(), Some(2500.5));
+        for refused in ["0", "-1", "NaN", "inf", "1e10", "fast"] {
+            assert!(rate(refused).is_err(), "--rate {refused} refused");
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Memory per znode: the server's resident memory before and after creating N nodes of one
+//! value size in one folder.
+//!
+//! The nodes are created by [`FILL_SESSIONS`] sessions with [`FILL_IN_FLIGHT`] creates in
+//! flight each, through the load benchmark's create phase; against a `--connect` server they
+//! are deleted again afterwards, so that the next measurement starts from about the same tree.
+//!
+//! Invariant: the figure is only reported when every create succeeded; a failed create makes
+//! the measurement an error, since the memory would then be for fewer nodes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use shepherd_client::{Client, CreateOptions};
+
+use super::Measurement;
+use crate::load::{Phase, connect_many, phase::Drive};
+use crate::target::{Error, Result, Target};
+
+/// Sessions creating the nodes.
+const FILL_SESSIONS: usize = 4;
+/// Creates in flight per filling session.
+const FILL_IN_FLIGHT: usize = 256;
+
+/// Creates `nodes` nodes of `value_size` bytes under `dir` and measures the server's memory
+/// before and after; `settle` is waited before each reading. With `cleanup`, deletes them
+/// (and `dir`) afterwards.
+///
+/// # Errors
+/// When the sessions cannot connect, a create fails, or the server's memory cannot be read.
+pub async fn measure(
+    target: &Target,
+    dir: &str,
+    nodes: usize,
+    value_size: usize,
+    settle: Duration,
+    cleanup: bool,
+) -> Result<Measurement> {
+    let clients = connect_many(&target.connect, FILL_SESSIONS).await?;
+    ensure_folders(&clients[0], dir).await?;
+    tokio::time::sleep(settle).await;
+    let before = rss(target)?;
+    let mut drive = Drive {
+        phase: Phase::Create,
+        dir: dir.to_owned(),
+        nodes,
+        in_flight: FILL_IN_FLIGHT,
+        rate: None,
+        value: Arc::from(vec![b'v'; value_size]),
+    };
+    let created = drive.run(&clients).await?;
+    if let Some(error) = created.first_error {
+        return Err(Error::Refused(format!(
+            "{} of {nodes} creates failed, the first: {error}",
+            created.errors
+        )));
+    }
+    tokio::time::sleep(settle).await;
+    let after = rss(target)?;
+    if cleanup {
+        drive.phase = Phase::Delete;
+        let _ = drive.run(&clients).await?;
+        let _ = clients[0].delete(dir, None).await;
+    }
+    for client in &clients {
+        let _ = tokio::time::timeout(Duration::from_secs(10), client.close()).await;
+    }
+    Ok(Measurement {
+        what: "nodes",
+        count: nodes,
+        value_size: Some(value_size),
+        rss_before: before,
+        rss_after: after,
+        seconds: created.wall.as_secs_f64(),
+        lost: 0,
+    })
+}
+
+/// The server's resident memory; the server's process must be known.
+pub(super) fn rss(target: &Target) -> Result<u64> {
+    target.rss()?.ok_or_else(|| {
+        Error::Refused("the server's process is unknown: give --server-pid".to_owned())
+    })
+}
+
+/// Creates `dir` and its parent if missing.
+async fn ensure_folders(client: &Client, dir: &str) -> Result<()> {
+    let parent = dir.rfind('/').map_or("", |i| &dir[..i]);
+    for path in [parent, dir] {
+        if path.is_empty() {
+            continue;
+        }
+        match client.create(path, b"", &CreateOptions::persistent()).await {
+            Ok(_) => {}
+            Err(e) if e.is_node_exists() => {}
+            Err(source) => {
+                return Err(Error::Client {
+                    what: format!("cannot create {path}"),
+                    source,
+                });
+            }
+        }
+    }
+    Ok(())
+}
