@@ -5,8 +5,10 @@
 //! files written for a real ensemble (initLimit, server.N, …) must start a dev server.
 
 mod auth;
+mod client_auth;
 mod durability;
 pub mod jaas;
+mod server_tls;
 mod tls;
 mod values;
 
@@ -18,12 +20,14 @@ use shepherd_protocol::{DEFAULT_MAX_BUFFER, FourLetterWord};
 
 use crate::core::CoreConfig;
 pub use auth::AuthSettings;
+pub use client_auth::ClientAuth;
 use durability::KeyOutcome;
 pub use durability::{
     DEFAULT_PREALLOC_BYTES, DEFAULT_SNAP_COUNT, DEFAULT_SNAP_SIZE_LIMIT_KB, Durability,
     MIN_SNAP_RETAIN_COUNT,
 };
-pub use tls::{ClientAuth, DEFAULT_HANDSHAKE_LIMIT, StoreFile, StoreType, TlsSettings};
+pub use server_tls::ServerTls;
+pub use tls::{DEFAULT_HANDSHAKE_LIMIT, StoreFile, StoreType, TlsSettings};
 
 /// Which four-letter words a server answers (`4lw.commands.whitelist`).
 #[derive(Debug, Clone, PartialEq, Eq)]

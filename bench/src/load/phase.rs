@@ -219,7 +219,7 @@ impl Drive {
             .iter()
             .map(|paths| plan.requests(paths.len()))
             .collect();
-        // Open loop: the pacer releases each request when it is due (src/bench/load/pace.rs);
+        // Open loop: the pacer releases each request when it is due (bench/src/load/pace.rs);
         // it is dropped, and its thread stopped, when this returns.
         let (_pacer, permits): (_, Vec<Option<Arc<Semaphore>>>) = match plan.schedule {
             Some(schedule) => {

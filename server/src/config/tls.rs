@@ -11,26 +11,13 @@ use std::path::PathBuf;
 
 use super::durability::KeyOutcome;
 use super::values::{comma_list, java_bool};
-use crate::tls::ServerTls;
+use crate::config::{ClientAuth, ServerTls};
 
 /// The cap on TLS handshakes in progress when `netty.server.outstandingHandshake.limit` is not
 /// given. ZooKeeper 3.8 has none by default (`NettyServerCnxnFactory`: -1, throttling off);
 /// Shepherd keeps one so that a flood of half-open handshakes from many addresses (each under
 /// `maxClientCnxns`) cannot hold unbounded memory. Far above what a test suite opens at once.
 pub const DEFAULT_HANDSHAKE_LIMIT: usize = 1000;
-
-/// Which client certificates the server asks for (`ssl.clientAuth`; ZooKeeper's default is
-/// `need`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ClientAuth {
-    /// No certificate is asked for.
-    None,
-    /// A certificate is asked for; a client without one is still served.
-    Want,
-    /// A client without a certificate the trust store vouches for is refused.
-    #[default]
-    Need,
-}
 
 /// The format of a key or trust store file (`ssl.keyStore.type`; by default from the file
 /// name's extension, as ZooKeeper's `KeyStoreFileType.fromFilename`).
@@ -118,8 +105,6 @@ pub struct TlsSettings {
     /// Key material from the embedded builder ([`crate::ServerBuilder::tls`]), which wins over
     /// the key and trust store files.
     pub embedded: Option<ServerTls>,
-    /// The acceptor built from the above at start (`ServerBuilder::start`).
-    pub(crate) secure: Option<std::sync::Arc<crate::shell::tls::accept::Secure>>,
 }
 
 impl PartialEq for TlsSettings {

@@ -16,15 +16,19 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::clock::{self, Clock};
-use super::durable::{self, Durable};
-use super::handle::ServerHandle;
-use super::http::{self, Endpoints};
-use super::member::Members;
-use super::router::Shared;
-use super::{ensemble, snapshot, ticker};
 use crate::config::Config;
 use crate::core::Core;
+use crate::shell::durable::lifecycle;
+use crate::shell::durable::recovery::recover_and_snapshot;
+use crate::shell::durable::store::Durable;
+use crate::shell::ensemble::control;
+use crate::shell::ensemble::member::Members;
+use crate::shell::handle::ServerHandle;
+#[cfg(feature = "http")]
+use crate::shell::http;
+use crate::shell::state::clock::{self, Clock};
+use crate::shell::state::shared::Shared;
+use crate::shell::state::ticker;
 
 /// Entry point for building and starting a server.
 #[derive(Debug)]
@@ -306,7 +310,7 @@ impl ServerBuilder {
     /// malformed JAAS file, one without its `Server` section, or an `enforce.auth` scheme
     /// with no provider.
     pub async fn start(mut self) -> io::Result<ServerHandle> {
-        let secure = super::tls::prepare(&mut self.config)?;
+        let secure = crate::shell::net::tls::prepare(&mut self.config)?;
         let tls = &self.config.tls;
         let mut secure_listener = None;
         if secure.is_some() && !tls.serves_plain() {
@@ -318,11 +322,10 @@ impl ServerBuilder {
             secure_listener = Some((TcpListener::bind((ip, port)).await?, secure.clone()));
         }
         let listeners = bind_members(self.listener, &self.config, self.members).await?;
-        let http_listeners = bind_http(&self.config).await?;
-        let controls_listener = match self.test_controls {
-            Some(addr) => Some(http::controls::bind(addr).await?),
-            None => None,
-        };
+        #[cfg(feature = "http")]
+        let http_listeners = http::Listeners::bind(&self.config, self.test_controls).await?;
+        #[cfg(not(feature = "http"))]
+        http_refused(&self.config, self.test_controls)?;
         let addrs = listeners
             .iter()
             .map(TcpListener::local_addr)
@@ -357,7 +360,7 @@ impl ServerBuilder {
             // Recovery reads and writes files: off the async workers.
             let (core, durable) = tokio::task::spawn_blocking(move || {
                 let durable = Durable::open(settings, core_config)?;
-                durable::recover(&durable, now).map(|core| (core, durable))
+                recover_and_snapshot(&durable, now).map(|core| (core, durable))
             })
             .await
             .map_err(|e| io::Error::other(format!("recovery did not finish: {e}")))??;
@@ -379,17 +382,18 @@ impl ServerBuilder {
             durable,
             generation,
             members,
+            secure.clone(),
         ));
-        durable::start(&shared, recovered_zxid)?;
+        lifecycle::start(&shared, recovered_zxid)?;
         let tracker = TaskTracker::new();
         for (id, listener) in (1..).zip(listeners) {
-            ensemble::serve(&shared, &tracker, id, listener)?;
+            control::serve(&shared, &tracker, id, listener)?;
         }
-        ensemble::elect(&shared);
+        control::elect(&shared);
         let mut secure_addr = None;
         if let Some((listener, secure)) = secure_listener {
             secure_addr = Some(listener.local_addr()?);
-            tracker.spawn(super::listener::secure_accept_loop(
+            tracker.spawn(crate::shell::net::listener::secure_accept_loop(
                 listener,
                 shared.clone(),
                 shutdown.child_token(),
@@ -401,32 +405,12 @@ impl ServerBuilder {
         }
         tracker.spawn(ticker::tick_loop(shared.clone(), shutdown.clone()));
         if shared.durable.is_some() {
-            tracker.spawn(snapshot::purge_loop(shared.clone(), shutdown.clone()));
-        }
-        let mut http_addrs = (None, None);
-        for (listener, endpoints) in http_listeners {
-            let addr = Some(listener.local_addr()?);
-            if endpoints.admin {
-                http_addrs.0 = addr;
-            }
-            if endpoints.metrics {
-                http_addrs.1 = addr;
-            }
-            tracker.spawn(http::accept_loop(
-                listener,
-                shared.clone(),
-                endpoints,
-                shutdown.clone(),
-                tracker.clone(),
-            ));
+            tracker.spawn(lifecycle::purge_loop(shared.clone(), shutdown.clone()));
         }
         let mut handle = ServerHandle::new(shared, addrs, shutdown, tracker);
-        handle.http_addrs = http_addrs;
         handle.secure_addr = secure_addr;
-        if let Some(listener) = controls_listener {
-            let on = http::controls::start(listener, &handle)?;
-            handle.test_controls = Some(on);
-        }
+        #[cfg(feature = "http")]
+        http_listeners.serve(&mut handle)?;
         Ok(handle)
     }
 }
@@ -464,35 +448,20 @@ async fn bind_members(
     Ok(out)
 }
 
-/// Binds the AdminServer's and `/metrics`'s listeners: one for both when they are configured on
-/// the same address with a fixed port (port 0 means "any free port", twice).
-async fn bind_http(config: &Config) -> io::Result<Vec<(TcpListener, Endpoints)>> {
-    let (admin, metrics) = (config.admin_server, config.metrics_server);
-    let mut out = Vec::new();
-    match (admin, metrics) {
-        (Some(a), Some(m)) if a == m && a.port() != 0 => {
-            let both = Endpoints {
-                admin: true,
-                metrics: true,
-            };
-            out.push((TcpListener::bind(a).await?, both));
-        }
-        _ => {
-            if let Some(a) = admin {
-                let only = Endpoints {
-                    admin: true,
-                    metrics: false,
-                };
-                out.push((TcpListener::bind(a).await?, only));
-            }
-            if let Some(m) = metrics {
-                let only = Endpoints {
-                    admin: false,
-                    metrics: true,
-                };
-                out.push((TcpListener::bind(m).await?, only));
-            }
-        }
+/// Without the `http` feature there is no AdminServer, `/metrics` or HTTP test controls: a
+/// configuration that asks for one is refused rather than silently served without it.
+#[cfg(not(feature = "http"))]
+fn http_refused(config: &Config, test_controls: Option<std::net::SocketAddr>) -> io::Result<()> {
+    let asked = [
+        (config.admin_server.is_some(), "the AdminServer"),
+        (config.metrics_server.is_some(), "/metrics"),
+        (test_controls.is_some(), "the HTTP test controls"),
+    ];
+    match asked.iter().find(|(on, _)| *on) {
+        Some((_, what)) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{what} needs shepherd-server's `http` feature"),
+        )),
+        None => Ok(()),
     }
-    Ok(out)
 }

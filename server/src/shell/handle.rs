@@ -14,9 +14,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::conn;
-use super::router::Shared;
-use super::stats::ServerStats;
+use crate::shell::net::conn;
+use crate::shell::state::shared::Shared;
+use crate::shell::state::stats::ServerStats;
 
 /// The peer address an in-memory connection reports (`cons`, `stat`, `ip` ACLs): loopback, as
 /// a client in the same process is, with port 0 since there is no socket.
@@ -25,16 +25,17 @@ const IN_MEMORY_PEER: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOS
 /// A running server. Dropping it does not stop the server; call [`ServerHandle::shutdown`] or
 /// cancel the token given to the builder.
 pub struct ServerHandle {
-    pub(super) shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     local_addr: SocketAddr,
     /// The bound addresses of the AdminServer and of `/metrics`, when on.
-    pub(super) http_addrs: (Option<SocketAddr>, Option<SocketAddr>),
+    pub(crate) http_addrs: (Option<SocketAddr>, Option<SocketAddr>),
     /// The test controls' address and token, when on (`http/controls.rs`).
-    pub(super) test_controls: Option<(SocketAddr, String)>,
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) test_controls: Option<(SocketAddr, String)>,
     /// The TLS port's address, when TLS is on.
-    pub(super) secure_addr: Option<SocketAddr>,
-    pub(super) shutdown: CancellationToken,
-    pub(super) tracker: TaskTracker,
+    pub(crate) secure_addr: Option<SocketAddr>,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) tracker: TaskTracker,
 }
 
 impl std::fmt::Debug for ServerHandle {
@@ -46,7 +47,7 @@ impl std::fmt::Debug for ServerHandle {
 }
 
 impl ServerHandle {
-    pub(super) fn new(
+    pub(crate) fn new(
         shared: Arc<Shared>,
         addrs: Vec<SocketAddr>,
         shutdown: CancellationToken,
@@ -68,7 +69,8 @@ impl ServerHandle {
     /// A second handle on the same server, for the test controls' HTTP server: every control
     /// acts through it exactly as through this one, restarts and member changes included
     /// (the accept loops and the lock that orders those changes live in the shared state).
-    pub(super) fn view(&self) -> ServerHandle {
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn view(&self) -> ServerHandle {
         ServerHandle {
             shared: self.shared.clone(),
             local_addr: self.local_addr,
@@ -136,7 +138,10 @@ impl ServerHandle {
         if self.shared.durable.is_some() {
             let shared = self.shared.clone();
             // Blocking (a join and an fsync): off the async workers.
-            let _ = tokio::task::spawn_blocking(move || super::durable::close(&shared)).await;
+            let _ = tokio::task::spawn_blocking(move || {
+                crate::shell::durable::lifecycle::close(&shared)
+            })
+            .await;
         }
     }
 

@@ -1,55 +1,49 @@
-//! The async shell around the deterministic core: listener, connections, clock and routing.
+//! The async shell around the deterministic core: listeners, connections, the clock, routing,
+//! durability, observation and the test controls, a folder each.
 //!
 //! Shape: the caller owns the listener (or lets the builder bind one) and the shutdown token;
-//! one task accepts ([`listener`]), one task per connection reads and writes its stream
-//! ([`conn`]), and one task ticks the core at its next deadline ([`ticker`]). All of them share
-//! the state in [`router`], a handle whose methods are synchronous: a lock is taken, the core is
-//! called, the resulting actions are pushed onto the connections' outbound queues, and the lock
-//! is released, never across an `.await`.
+//! one task accepts (`net/listener.rs`), one task per connection reads and writes its stream
+//! (`net/conn/`), and one task ticks the core at its next deadline (`state/ticker.rs`). All of
+//! them share the state in `state/shared.rs`, a handle whose methods are synchronous: a lock is
+//! taken, the core is called, the resulting actions are pushed onto the connections' outbound
+//! queues, and the lock is released, never across an `.await`.
 //!
 //! Ordering invariant: actions are routed while the core lock is held, so every connection's
 //! queue receives events and replies in the core's single total order (docs/protocol.md §9.6).
 //!
-//! Durability, with a data directory ([`durable`]): every core call's log entries go to the
-//! log thread ([`journal`]) under the core lock, and what the call routed waits in the
-//! [`gate`] until they are on disk; [`snapshot`] takes snapshots in slices beside it, and
-//! [`recovery`] rebuilds the core from disk at start and at a [`restart`].
+//! The write path reads in one direction: socket (`net/listener.rs`) → frame
+//! (`net/conn/reader.rs`) → core (`state/shared.rs`) → log (`durable/journal.rs`) → gate
+//! (`durable/gate.rs`) → connection (`net/conn/outbox.rs`, `net/conn/writer.rs`).
 //!
-//! An in-process ensemble is n client endpoints over the one shared state: [`member`] owns
-//! their listeners and leadership, [`ensemble`] the handle's member controls.
-//!
-//! The rest: [`builder`] starts a server, [`handle`] is what its owner holds, [`controls`] the
-//! handle's test controls, [`faults`] and [`freeze`] the state those controls set, [`admin`]
-//! the four-letter words, [`clock`] the core's time, and [`stats`] the traffic counters.
+//! The subsystems, bottom up; a module uses only those below it or beside it, never one that
+//! uses it (`.ci/module-cycles.py` fails CI on an import circle):
+//! * `state/`: what every task holds (`shared.rs`), the messages of the write path
+//!   (`outbound.rs`), the clock, the traffic counters and the ticker;
+//! * `durable/`: with a data directory, the log thread, the gate, snapshots, recovery, the
+//!   lifecycle that ties them to the shared state, and restart;
+//! * `net/`: listeners, connections and TLS;
+//! * `controls/`: fault rules, frozen sessions and the handle's test controls;
+//! * `ensemble/`: an in-process ensemble's member endpoints and their controls;
+//! * `observe/`: the four-letter words and the reports behind them; `http/` serves them with
+//!   the AdminServer, `/metrics` and the HTTP test controls;
+//! * on top, [`builder`] starts a server and [`handle`] is what its owner holds.
 
-mod admin;
 mod builder;
-mod clock;
-mod conn;
 mod controls;
 mod durable;
 mod ensemble;
-mod faults;
-mod freeze;
-mod gate;
 mod handle;
+#[cfg(feature = "http")]
 mod http;
-mod journal;
-mod latency;
-mod listener;
-mod member;
-mod recovery;
-mod report;
-mod restart;
-mod router;
-mod snapshot;
-mod stats;
-mod ticker;
-pub mod tls;
+mod net;
+mod observe;
+mod state;
+
+pub use net::tls;
 
 pub use builder::{MAX_MEMBERS, Server, ServerBuilder};
-pub use controls::ControlError;
-pub use faults::{Fault, FaultId, FaultRule, FaultTimes};
+pub use controls::faults::{Fault, FaultId, FaultRule, FaultTimes};
+pub use controls::methods::ControlError;
+pub use ensemble::member::MemberState;
 pub use handle::ServerHandle;
-pub use member::MemberState;
-pub use stats::{ConnStats, ServerStats};
+pub use state::stats::{ConnStats, ServerStats};

@@ -8,12 +8,12 @@
 
 use serde_json::{Map, Value, json};
 
-use super::super::report::{self, Figure};
-use super::super::router::Shared;
+use crate::shell::observe::report::{self, Figure};
+use crate::shell::state::shared::Shared;
 
 /// The commands served, each as (primary name, aliases), in the order of `/commands`
 /// (ZooKeeper's `Commands.java`, which lists primary names sorted).
-pub(super) const COMMANDS: &[(&str, &[&str])] = &[
+pub(crate) const COMMANDS: &[(&str, &[&str])] = &[
     ("configuration", &["conf", "config"]),
     ("connections", &["cons"]),
     ("dirs", &[]),
@@ -43,7 +43,7 @@ fn primary(name: &str) -> Option<&'static str> {
 }
 
 /// `/commands`: the list of links ZooKeeper's servlet prints.
-pub(super) fn list() -> String {
+pub(crate) fn list() -> String {
     COMMANDS
         .iter()
         .map(|(name, _)| format!("<a href=\"/commands/{name}\">{name}</a>\n<br/>\n"))
@@ -52,14 +52,14 @@ pub(super) fn list() -> String {
 
 /// The JSON answer to `/commands/<name>`, as member 1 gives it (the AdminServer is one for the
 /// whole server; see [`run_for`]).
-pub(super) fn run(shared: &Shared, name: &str) -> Value {
+pub(crate) fn run(shared: &Shared, name: &str) -> Value {
     run_for(shared, 1, name)
 }
 
 /// The JSON answer to `/commands/<name>` as ensemble member `member` gives it: its mode in
 /// `server_stats`, `stats` and `monitor`, its id and port in `configuration`, and the quorum
 /// commands (`leader`, `zabstate`) answered as a quorum member answers them.
-pub(super) fn run_for(shared: &Shared, member: u64, name: &str) -> Value {
+pub(crate) fn run_for(shared: &Shared, member: u64, name: &str) -> Value {
     let Some(command) = primary(name) else {
         return json!({ "command": name, "error": format!("Unknown command: {name}") });
     };

@@ -6,7 +6,7 @@
 //! Off by default ([`crate::ServerBuilder::test_controls`], `shepherd serve --test-controls`).
 //! Invariants:
 //! * the listener is on a loopback address, never anything else: start refuses the rest;
-//! * every request carries `Authorization: Bearer <token>` ([`controls_auth`](super::controls_auth)),
+//! * every request carries `Authorization: Bearer <token>` ([`controls_auth`](crate::shell::http::controls_auth)),
 //!   checked before its body is read; without it the answer is 401 and nothing is done;
 //! * a body is read only up to [`MAX_BODY_BYTES`] (413 beyond), and no body, however
 //!   malformed, panics or applies a control: it is a 400 with `{"error": "..."}`;
@@ -27,15 +27,17 @@ use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Map, Value, json};
 use tokio::net::TcpListener;
 
-use super::controls_auth::{authorized, new_token};
-use super::controls_faults::{parse_rule, rule_json};
-use super::controls_json::{self as js, Invalid, hex, integer, object, only_fields, string};
-use super::{Handler, Reply};
 use crate::core::SessionId;
-use crate::shell::controls::ControlError;
-use crate::shell::faults::FaultId;
+use crate::shell::controls::faults::FaultId;
+use crate::shell::controls::methods::ControlError;
+use crate::shell::ensemble::member::MemberState;
 use crate::shell::handle::ServerHandle;
-use crate::shell::member::MemberState;
+use crate::shell::http::controls_auth::{authorized, new_token};
+use crate::shell::http::controls_faults::{parse_rule, rule_json};
+use crate::shell::http::controls_json::{
+    self as js, Invalid, hex, integer, object, only_fields, string,
+};
+use crate::shell::http::{Handler, Reply};
 
 /// The largest request body read; a fault rule or a counter is a few hundred bytes.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -77,9 +79,9 @@ pub(crate) fn start(
         Box::pin(async move { controls.answer(request).await })
     });
     let (shutdown, tracker) = (handle.shutdown.clone(), handle.tracker.clone());
-    handle
-        .tracker
-        .spawn(super::serve(listener, handler, shutdown, tracker));
+    handle.tracker.spawn(crate::shell::http::serve(
+        listener, handler, shutdown, tracker,
+    ));
     Ok((addr, token))
 }
 

@@ -15,8 +15,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use shepherd_protocol::{ErrorCode, OpCode};
 
-use super::controls_json::{Invalid, hex, only_fields, parse_session};
-use crate::shell::faults::{Fault, FaultId, FaultRule, FaultTimes};
+use crate::shell::controls::faults::{Fault, FaultId, FaultRule, FaultTimes};
+use crate::shell::http::controls_json::{Invalid, hex, only_fields, parse_session};
 
 /// The fields a rule may have.
 const FIELDS: &[&str] = &[
@@ -34,7 +34,7 @@ const FIELDS: &[&str] = &[
 const MAX_DELAY_MS: u64 = 86_400_000;
 
 /// Reads a rule from a `POST /faults` body.
-pub(super) fn parse_rule(map: &Map<String, Value>) -> Result<FaultRule, Invalid> {
+pub(crate) fn parse_rule(map: &Map<String, Value>) -> Result<FaultRule, Invalid> {
     only_fields(map, FIELDS)?;
     let kind = match map.get("fault") {
         Some(Value::String(kind)) => kind.as_str(),
@@ -134,7 +134,7 @@ fn named<T: Copy + TryFrom<i32>>(
 }
 
 /// One rule as `GET /faults` lists it: its id, how many times it has fired, and its fields.
-pub(super) fn rule_json(id: FaultId, rule: &FaultRule, fired: u64) -> Value {
+pub(crate) fn rule_json(id: FaultId, rule: &FaultRule, fired: u64) -> Value {
     let (fault, session, opcode, prefix, times) = rule.parts();
     let mut out = json!({ "id": id.number(), "fired": fired });
     let Value::Object(map) = &mut out else {

@@ -17,21 +17,21 @@ use crate::core::{
 
 /// A request value that cannot be used, with the message the caller gets (400).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Invalid(pub(super) String);
+pub(crate) struct Invalid(pub(crate) String);
 
 impl Invalid {
-    pub(super) fn new(message: impl Into<String>) -> Invalid {
+    pub(crate) fn new(message: impl Into<String>) -> Invalid {
         Invalid(message.into())
     }
 }
 
 /// A 64-bit id as ZooKeeper prints it: `0x` and lowercase hex, two's complement if negative.
-pub(super) fn hex(id: i64) -> String {
+pub(crate) fn hex(id: i64) -> String {
     format!("0x{:x}", id as u64)
 }
 
 /// A session id from text: `0x…` (or `0X…`) hex of up to 16 digits, or a signed decimal.
-pub(super) fn parse_session_text(text: &str) -> Result<SessionId, Invalid> {
+pub(crate) fn parse_session_text(text: &str) -> Result<SessionId, Invalid> {
     let bad = || Invalid::new(format!("not a session id (0x-hex or decimal): {text:?}"));
     if let Some(digits) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
         // from_str_radix accepts a leading '+', which is no hex digit.
@@ -49,7 +49,7 @@ pub(super) fn parse_session_text(text: &str) -> Result<SessionId, Invalid> {
 }
 
 /// A session id from a JSON value: a string as [`parse_session_text`] reads it, or an integer.
-pub(super) fn parse_session(field: &str, value: &Value) -> Result<SessionId, Invalid> {
+pub(crate) fn parse_session(field: &str, value: &Value) -> Result<SessionId, Invalid> {
     match value {
         Value::String(text) => parse_session_text(text)
             .map_err(|Invalid(message)| Invalid::new(format!("{field}: {message}"))),
@@ -63,7 +63,7 @@ pub(super) fn parse_session(field: &str, value: &Value) -> Result<SessionId, Inv
 }
 
 /// A JSON object body, or why not.
-pub(super) fn object(body: &[u8]) -> Result<Map<String, Value>, Invalid> {
+pub(crate) fn object(body: &[u8]) -> Result<Map<String, Value>, Invalid> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err(Invalid::new("the body must be a JSON object")),
@@ -72,7 +72,7 @@ pub(super) fn object(body: &[u8]) -> Result<Map<String, Value>, Invalid> {
 }
 
 /// Refuses fields other than `known`: a misspelt filter would otherwise widen a rule silently.
-pub(super) fn only_fields(map: &Map<String, Value>, known: &[&str]) -> Result<(), Invalid> {
+pub(crate) fn only_fields(map: &Map<String, Value>, known: &[&str]) -> Result<(), Invalid> {
     match map.keys().find(|key| !known.contains(&key.as_str())) {
         Some(key) => Err(Invalid::new(format!(
             "unknown field {key:?} (known: {})",
@@ -83,7 +83,7 @@ pub(super) fn only_fields(map: &Map<String, Value>, known: &[&str]) -> Result<()
 }
 
 /// A required string field.
-pub(super) fn string<'a>(map: &'a Map<String, Value>, field: &str) -> Result<&'a str, Invalid> {
+pub(crate) fn string<'a>(map: &'a Map<String, Value>, field: &str) -> Result<&'a str, Invalid> {
     match map.get(field) {
         Some(Value::String(text)) => Ok(text),
         Some(other) => Err(Invalid::new(format!("{field}: a string, not {other}"))),
@@ -92,7 +92,7 @@ pub(super) fn string<'a>(map: &'a Map<String, Value>, field: &str) -> Result<&'a
 }
 
 /// A required integer field within `i64`.
-pub(super) fn integer(map: &Map<String, Value>, field: &str) -> Result<i64, Invalid> {
+pub(crate) fn integer(map: &Map<String, Value>, field: &str) -> Result<i64, Invalid> {
     match map.get(field) {
         Some(Value::Number(n)) => n
             .as_i64()
@@ -103,7 +103,7 @@ pub(super) fn integer(map: &Map<String, Value>, field: &str) -> Result<i64, Inva
 }
 
 /// A znode path as ZooKeeper accepts one: absolute, no empty segment, no trailing slash.
-pub(super) fn znode_path(field: &str, text: &str) -> Result<(), Invalid> {
+pub(crate) fn znode_path(field: &str, text: &str) -> Result<(), Invalid> {
     let valid = text == "/"
         || (text.starts_with('/')
             && !text.ends_with('/')
@@ -117,7 +117,7 @@ pub(super) fn znode_path(field: &str, text: &str) -> Result<(), Invalid> {
 }
 
 /// One session. `frozen` comes from the shell, not the core.
-pub(super) fn session(info: &SessionInfo, frozen: bool) -> Value {
+pub(crate) fn session(info: &SessionInfo, frozen: bool) -> Value {
     json!({
         "id": hex(info.id),
         "timeout_ms": info.timeout_ms,
@@ -130,7 +130,7 @@ pub(super) fn session(info: &SessionInfo, frozen: bool) -> Value {
 }
 
 /// One watch registration.
-pub(super) fn watch(info: &WatchInfo) -> Value {
+pub(crate) fn watch(info: &WatchInfo) -> Value {
     let kind = match info.kind {
         WatchKind::Data => "data",
         WatchKind::Child => "child",
@@ -150,7 +150,7 @@ pub(super) fn watch(info: &WatchInfo) -> Value {
 }
 
 /// One znode with its Stat, in ZooKeeper's Stat field names.
-pub(super) fn node(info: &NodeInfo) -> Value {
+pub(crate) fn node(info: &NodeInfo) -> Value {
     json!({ "path": info.path, "stat": stat(&info.stat) })
 }
 
@@ -171,7 +171,7 @@ fn stat(stat: &Stat) -> Value {
 }
 
 /// Notification counts, by event type and by receiving session.
-pub(super) fn notifications(counts: &NotificationCounts) -> Value {
+pub(crate) fn notifications(counts: &NotificationCounts) -> Value {
     let per_session: Map<String, Value> = counts
         .per_session
         .iter()

@@ -15,11 +15,11 @@
 use prometheus::proto::{Counter, Gauge, Metric, MetricFamily, MetricType, Quantile, Summary};
 use prometheus::{Encoder, TextEncoder};
 
-use super::super::report::{self, Figure, Kind};
-use super::super::router::Shared;
+use crate::shell::observe::report::{self, Figure, Kind};
+use crate::shell::state::shared::Shared;
 
 /// The Content-Type of the text format.
-pub(super) const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+pub(crate) const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// The quantiles ZooKeeper's provider reports for its ADVANCED summaries.
 const ADVANCED_QUANTILES: [f64; 3] = [0.5, 0.9, 0.99];
@@ -28,7 +28,7 @@ const ADVANCED_QUANTILES: [f64; 3] = [0.5, 0.9, 0.99];
 ///
 /// # Errors
 /// The encoder's error, which only a malformed family could cause (none is built here).
-pub(super) fn scrape(shared: &Shared) -> prometheus::Result<String> {
+pub(crate) fn scrape(shared: &Shared) -> prometheus::Result<String> {
     // One endpoint for the whole server: member 1's view, for an ensemble.
     let monitor = report::monitor(shared, 1);
     let mut families = Vec::new();

@@ -20,7 +20,10 @@ pub(crate) mod controls;
 mod controls_auth;
 mod controls_faults;
 mod controls_json;
+mod listeners;
 mod metrics;
+
+pub(crate) use listeners::Listeners;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -39,7 +42,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::router::Shared;
+use crate::shell::state::shared::Shared;
 
 /// How long a peer has to send a request head.
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);

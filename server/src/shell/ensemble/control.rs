@@ -1,0 +1,204 @@
+//! The in-process ensemble, as its owner drives it: [`ServerHandle`]'s member controls (stop,
+//! start, partition, heal) and what they report (docs/ensemble.md).
+//!
+//! A server built with [`ServerBuilder::members`](crate::ServerBuilder::members) has n client
+//! endpoints sharing one state (`member.rs` owns their listeners and leadership). A member is
+//! only an endpoint: stopping it closes its listener and its connections, never the state, so
+//! every session lives on with its timeout running and its client is free to move to another
+//! member. Partitioning a member is the session freeze (`freeze.rs`) applied to every
+//! connection of that member, new ones included.
+//!
+//! Ordering: member changes run one at a time, and one at a time with
+//! [`ServerHandle::restart`] (one lock). Stop and start run as tasks of their own, so dropping
+//! their futures never leaves a member half stopped.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio_util::task::TaskTracker;
+
+use crate::core::SessionId;
+use crate::shell::controls::methods::ControlError;
+use crate::shell::ensemble::member::MemberState;
+use crate::shell::handle::ServerHandle;
+use crate::shell::net::listener;
+use crate::shell::state::shared::Shared;
+
+impl ServerHandle {
+    /// Every member's id, `1..=n` like ZooKeeper's `myid` (just `[1]` for a single server).
+    pub fn member_ids(&self) -> Vec<u64> {
+        self.shared.members.ids()
+    }
+
+    /// A member's client address, also while it is stopped (it listens on the same one again);
+    /// `None` for an unknown id.
+    pub fn member_addr(&self, id: u64) -> Option<SocketAddr> {
+        self.shared.members.addr(id)
+    }
+
+    /// A member's state; `None` for an unknown id. Stopped wins over partitioned.
+    pub fn member_state(&self, id: u64) -> Option<MemberState> {
+        let stopped = self.shared.members.is_stopped(id)?;
+        Some(if stopped {
+            MemberState::Stopped
+        } else if self.shared.frozen.is_partitioned(id) {
+            MemberState::Partitioned
+        } else {
+            MemberState::Up
+        })
+    }
+
+    /// The member the session's live connection came in on; `None` when the session is
+    /// unknown or has no connection.
+    pub fn session_member(&self, session: SessionId) -> Option<u64> {
+        let conn = self.shared.query(|core| core.session_connection(session))?;
+        self.shared.connection_member(conn)
+    }
+
+    /// The member that reports `Mode: leader`; `None` for a single server (`standalone`) or
+    /// when no member is up.
+    pub fn leader(&self) -> Option<u64> {
+        if self.shared.members.len() <= 1 {
+            return None;
+        }
+        self.shared.members.leader()
+    }
+
+    /// Stops a member: its listener closes (connecting to its port is refused) and its
+    /// connections are dropped, so their clients see a connection loss and move to another
+    /// member. Sessions live on with their timeouts running; ephemerals stay. If it led,
+    /// the highest member still up takes over. Stopping a stopped member does nothing.
+    ///
+    /// Returns once the port is closed and none of its connections is left.
+    ///
+    /// Cancellation safe: the stop runs as a task of its own and completes if this future is
+    /// dropped.
+    ///
+    /// # Errors
+    /// [`ControlError::UnknownMember`].
+    pub async fn stop_member(&self, id: u64) -> Result<(), ControlError> {
+        let _one_at_a_time = self.shared.members.changes.lock().await;
+        if self.shared.members.is_stopped(id).is_none() {
+            return Err(ControlError::UnknownMember(id));
+        }
+        let shared = self.shared.clone();
+        let task = self.tracker.spawn(async move {
+            if let Some(accepting) = shared.members.stop(id, false) {
+                // Cancelled, it returns at once and drops the listener, freeing the port.
+                let _ = accepting.await;
+            }
+            shared.wait_member_gone(id).await;
+            elect(&shared);
+            tracing::info!(member = id, "member stopped");
+        });
+        task.await
+            .map_err(|e| ControlError::MemberUnavailable(id, format!("the stop failed: {e}")))
+    }
+
+    /// Starts a stopped member again on the same port. Starting a member that is up does
+    /// nothing. A member that comes back does not take the lead from the current leader.
+    ///
+    /// Returns once it accepts connections.
+    ///
+    /// # Errors
+    /// [`ControlError::UnknownMember`]; [`ControlError::MemberUnavailable`] when the port
+    /// could not be bound again (another process took it: the member stays stopped and a
+    /// later call may try again), or the server is shut down or its log failed.
+    pub async fn start_member(&self, id: u64) -> Result<(), ControlError> {
+        let _one_at_a_time = self.shared.members.changes.lock().await;
+        match self.shared.members.is_stopped(id) {
+            None => return Err(ControlError::UnknownMember(id)),
+            Some(false) => return Ok(()),
+            Some(true) => {}
+        }
+        let (shared, tracker) = (self.shared.clone(), self.tracker.clone());
+        let task = self
+            .tracker
+            .spawn(async move { listen(&shared, &tracker, id).await });
+        let started = task
+            .await
+            .map_err(|e| ControlError::MemberUnavailable(id, format!("the start failed: {e}")))?;
+        started.map_err(|e| ControlError::MemberUnavailable(id, e.to_string()))?;
+        elect(&self.shared);
+        tracing::info!(member = id, "member started");
+        Ok(())
+    }
+
+    /// Partitions a member from its clients: its connections stay open but nothing on them
+    /// is read or written (no replies, no pings, no events), and new connections are accepted
+    /// but their handshakes never answered, so that clients time out and move to another
+    /// member. Sessions' timeouts run as usual: a client that does not move in time loses its
+    /// session. If it led, the highest member still up takes over.
+    ///
+    /// # Errors
+    /// [`ControlError::UnknownMember`].
+    pub fn partition_member(&self, id: u64) -> Result<(), ControlError> {
+        if self.shared.members.is_stopped(id).is_none() {
+            return Err(ControlError::UnknownMember(id));
+        }
+        self.shared.frozen.partition(id);
+        elect(&self.shared);
+        Ok(())
+    }
+
+    /// Ends a member's partition: what was queued on its connections is written, and what
+    /// their clients sent meanwhile is read and applied, in order.
+    ///
+    /// # Errors
+    /// [`ControlError::UnknownMember`].
+    pub fn heal_member(&self, id: u64) -> Result<(), ControlError> {
+        if self.shared.members.is_stopped(id).is_none() {
+            return Err(ControlError::UnknownMember(id));
+        }
+        self.shared.frozen.heal(id);
+        elect(&self.shared);
+        Ok(())
+    }
+}
+
+/// Recomputes the leader among the members that are up (neither stopped nor partitioned).
+pub(crate) fn elect(shared: &Shared) {
+    shared.members.elect(|id| {
+        shared.members.is_stopped(id) == Some(false) && !shared.frozen.is_partitioned(id)
+    });
+}
+
+/// Binds member `id`'s address and starts its accept loop, in the current generation.
+///
+/// # Errors
+/// The bind error, or `Other` when the generation is cancelled (shut down, failed log).
+pub(crate) async fn listen(shared: &Arc<Shared>, tracker: &TaskTracker, id: u64) -> io::Result<()> {
+    let addr = shared
+        .members
+        .addr(id)
+        .ok_or_else(|| io::Error::other(format!("no member {id}")))?;
+    let listener = TcpListener::bind(addr).await?;
+    serve(shared, tracker, id, listener)
+}
+
+/// Starts member `id`'s accept loop on `listener`, in the current generation.
+///
+/// # Errors
+/// `Other` when the generation is cancelled (shut down, failed log): the listener is dropped.
+pub(crate) fn serve(
+    shared: &Arc<Shared>,
+    tracker: &TaskTracker,
+    id: u64,
+    listener: TcpListener,
+) -> io::Result<()> {
+    let generation = shared.generation.lock().clone();
+    if generation.is_cancelled() {
+        return Err(io::Error::other("the server is not serving"));
+    }
+    let token = generation.child_token();
+    let accepting = tracker.spawn(listener::accept_loop(
+        listener,
+        shared.clone(),
+        (token.clone(), id),
+        tracker.clone(),
+    ));
+    shared.members.started(id, token, accepting);
+    Ok(())
+}

@@ -1,0 +1,72 @@
+//! A request that a fault rule matched, applied (or not) as the rule says: rejected with an
+//! error, dropped with the connection, applied with its reply lost, or delayed. What results is
+//! routed under the core lock, as for any request.
+
+use tokio::time::Instant;
+
+use crate::core::ConnId;
+use crate::shell::controls::faults::Fault;
+use crate::shell::state::outbound::Outbound;
+use crate::shell::state::shared::Shared;
+
+/// Applies (or not) one request under a fault, routing what results while the core lock is
+/// held, as for any request. Returns true when the connection is now closing: its task must
+/// read no further request.
+pub(crate) fn apply_fault(shared: &Shared, conn: ConnId, payload: &[u8], fault: Fault) -> bool {
+    shared.with_core(|core, router| {
+        let now = shared.clock.now();
+        match fault {
+            Fault::Reject(code) => {
+                router.route(core.reply_error(conn, payload, code, now));
+                false
+            }
+            Fault::DropBeforeApply => {
+                core.close_connection(conn);
+                router.route_outbound(vec![(conn, Outbound::Close)]);
+                true
+            }
+            Fault::ApplyThenDrop => {
+                let mut routed: Vec<_> = core
+                    .request(conn, payload, now)
+                    .into_iter()
+                    .map(Outbound::from_action)
+                    .collect();
+                // The reply and everything after it for this connection go; the notifications
+                // this request raised for it (before its reply) stay.
+                if let Some(at) = reply_index(&routed, conn) {
+                    let mut i = 0;
+                    routed.retain(|(c, _)| {
+                        i += 1;
+                        *c != conn || i - 1 < at
+                    });
+                }
+                routed.retain(|(c, o)| *c != conn || !matches!(o, Outbound::Close));
+                routed.push((conn, Outbound::Close));
+                core.close_connection(conn);
+                router.route_outbound(routed);
+                true
+            }
+            Fault::Delay(delay) => {
+                let mut routed: Vec<_> = core
+                    .request(conn, payload, now)
+                    .into_iter()
+                    .map(Outbound::from_action)
+                    .collect();
+                if let Some(at) = reply_index(&routed, conn) {
+                    routed.insert(at, (conn, Outbound::Delay(Instant::now() + delay)));
+                }
+                router.route_outbound(routed);
+                false
+            }
+        }
+    })
+}
+
+/// Where this connection's reply is among the routed frames: its last frame that is not a
+/// notification (xid -1), if any.
+fn reply_index(routed: &[(ConnId, Outbound)], conn: ConnId) -> Option<usize> {
+    routed.iter().rposition(|(c, o)| {
+        *c == conn
+            && matches!(o, Outbound::Frame(p) if p.get(..4) != Some(&(-1i32).to_be_bytes()[..]))
+    })
+}

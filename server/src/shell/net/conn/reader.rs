@@ -1,0 +1,212 @@
+//! A connection's reading half: frames in, the core called, replies routed onto the queue the
+//! writer drains.
+//!
+//! Invariants: requests are applied in the order they were read, under the core lock, so
+//! their replies are queued in that order. The requests of one read that arrived whole are
+//! applied together under one turn of the lock (at most [`MAX_BURST`], and never more than
+//! the outbound limit has room for), which spares the lock, the log hand-over and the gate a
+//! turn per request; test controls (faults, frozen sessions) take the one-at-a-time path, so
+//! that each request is checked against them. Reading pauses (and the idle timer with it) while
+//! the session is frozen or while [`MAX_QUEUED_FRAMES`] frames wait to be written, and goes on
+//! while a write is pending otherwise. Cancellation: the task drops this future when the
+//! connection ends; between two frames it holds no partial state.
+
+use std::io;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+use shepherd_protocol::{ConnectRequest, Frame, decode_from};
+use tokio::io::AsyncRead;
+use tokio::time::Instant;
+
+use crate::shell::net::conn::faulted::apply_fault;
+use crate::shell::net::conn::frames::Frames;
+use crate::shell::net::conn::link::{Conn, End, Link, wait_thawed};
+use crate::shell::net::limits::{HANDSHAKE_IDLE, MAX_QUEUED_FRAMES};
+use crate::shell::state::stats::request_op;
+
+/// Reads and applies frames until the connection should end. On the peer's end of stream, or
+/// once a fault has closed the connection, it stops reading and never returns: the writer
+/// finishes what is queued.
+/// The most requests applied under one turn of the core lock: long enough to amortise the
+/// turn over a pipelined burst, short enough that other connections wait for the lock a few
+/// hundred microseconds at most.
+const MAX_BURST: usize = 64;
+
+/// Counts a request frame in the connection's and the server's statistics.
+fn count_frame(conn: &Conn, payload: &[u8]) {
+    conn.stats.received.fetch_add(1, Relaxed);
+    conn.shared.stats.packets_received.fetch_add(1, Relaxed);
+    if payload.len() >= 8 {
+        let op = i32::from_be_bytes([payload[4], payload[5], payload[6], payload[7]]);
+        conn.stats.last_op.store(op as u32 as u64, Relaxed);
+    }
+}
+
+pub(crate) async fn read_loop<R: AsyncRead + Unpin>(
+    conn: &Conn,
+    link: &Link,
+    frames: &mut Frames<R>,
+) -> io::Result<End> {
+    let shared = &conn.shared;
+    let id = conn.id;
+    let stats = &conn.stats;
+    let mut connected = false;
+    // The silence allowed: the handshake limit, then the session's timeout.
+    let mut idle = HANDSHAKE_IDLE;
+    let mut idle_deadline = Instant::now() + idle;
+    // One timer for the connection's life, moved only when it fires: every frame pushes the
+    // deadline later, and a new sleep per read would cost a timer-wheel insert and removal
+    // each time. Firing early is harmless; it is re-armed at the deadline then due.
+    let idle_timer = tokio::time::sleep_until(idle_deadline);
+    tokio::pin!(idle_timer);
+    let mut freeze = shared.frozen.watch();
+    // A frame read while gathering a burst that could not join it (a four-letter word, a
+    // broken frame): it is handled first on the next turn.
+    let mut carried: Option<io::Result<Frame>> = None;
+    loop {
+        // A held connection (frozen session, partitioned member) reads nothing until thawed.
+        freeze.borrow_and_update();
+        if conn.held(link) {
+            if !wait_thawed(conn, link.session(), &mut freeze, &conn.kill).await {
+                return Ok(End::Killed);
+            }
+            idle_deadline = Instant::now() + idle;
+            continue;
+        }
+        // Too much waits to be written: read nothing more of this peer's until it takes some.
+        // Its silence meanwhile is ours, so the idle timer starts again afterwards.
+        if stats.queued.load(Relaxed) >= MAX_QUEUED_FRAMES {
+            // Boxed: rare, and it would otherwise size every connection's task.
+            let mut drained = Box::pin(link.drained.notified());
+            drained.as_mut().enable();
+            if stats.queued.load(Relaxed) >= MAX_QUEUED_FRAMES {
+                drained.await;
+            }
+            idle_deadline = Instant::now() + idle;
+            continue;
+        }
+        let frame = match carried.take() {
+            Some(frame) => Some(frame),
+            None => tokio::select! {
+                // A freeze or thaw somewhere: check again at the top.
+                _ = freeze.changed() => continue,
+                () = &mut idle_timer => {
+                    if Instant::now() >= idle_deadline {
+                        return Ok(End::Idle);
+                    }
+                    idle_timer.as_mut().reset(idle_deadline);
+                    continue;
+                }
+                frame = frames.next() => frame,
+            },
+        };
+        let Some(frame) = frame else {
+            link.eof.store(true, Relaxed);
+            conn.queue.wake();
+            return std::future::pending().await;
+        };
+        let payload = match frame? {
+            Frame::FourLetterWord(word) => return Ok(End::FourLetterWord(word)),
+            Frame::Payload(payload) => payload,
+        };
+        count_frame(conn, &payload);
+        if connected && !shared.frozen.any() && !shared.faults.any() {
+            // The common path: this request and those that arrived whole behind it, under
+            // one turn of the core lock.
+            let room = MAX_QUEUED_FRAMES.saturating_sub(stats.queued.load(Relaxed));
+            let most = MAX_BURST
+                .min(usize::try_from(room).unwrap_or(MAX_BURST))
+                .max(1);
+            let mut burst = vec![payload];
+            while burst.len() < most {
+                match frames.buffered() {
+                    Some(Ok(Frame::Payload(next))) => {
+                        count_frame(conn, &next);
+                        burst.push(next);
+                    }
+                    Some(other) => {
+                        carried = Some(other);
+                        break;
+                    }
+                    None => break,
+                }
+            }
+            shared.with_core(|core, router| {
+                let now = shared.clock.now();
+                for payload in &burst {
+                    let started = std::time::Instant::now();
+                    router.route(core.request(id, payload, now));
+                    shared
+                        .stats
+                        .record_latency(request_op(payload), started.elapsed().as_micros() as u64);
+                }
+            });
+            idle_deadline = Instant::now() + idle;
+            continue;
+        }
+        // A frame of a frozen session (a reconnect's handshake included) is held, and nothing
+        // behind it read, until the thaw.
+        if shared.frozen.any() {
+            let session = if connected {
+                link.session()
+            } else {
+                decode_from::<ConnectRequest>(&payload)
+                    .ok()
+                    .map(|r| r.session_id)
+            };
+            if shared.frozen.holds(conn.member, session)
+                && !wait_thawed(conn, session, &mut freeze, &conn.kill).await
+            {
+                return Ok(End::Killed);
+            }
+        }
+        let started = std::time::Instant::now();
+        let op = if connected {
+            request_op(&payload)
+        } else {
+            None
+        };
+        let mut draining = false;
+        if connected {
+            // Only fault rules need the session; spare the hot path a second turn of the core
+            // lock when there are none.
+            let session = if shared.faults.any() {
+                link.session()
+            } else {
+                None
+            };
+            match shared.faults.matching(session, &payload) {
+                None => shared.apply(|core, now| core.request(id, &payload, now)),
+                Some(fault) => draining = apply_fault(shared, id, &payload, fault),
+            }
+        } else {
+            connected = true;
+            // A new session's deadline wakes the ticker through `with_core`.
+            shared.apply(|core, now| core.connect(id, &payload, now));
+            let (session, timeout) = shared.query(|core| {
+                let session = core.connection_session(id);
+                (session, session.and_then(|s| core.session_timeout(s)))
+            });
+            if let Some(session) = session {
+                link.session.store(session, Relaxed);
+            }
+            if let Some(ms) = timeout {
+                idle = Duration::from_millis(ms.max(1) as u64);
+                link.stall_ms.store(idle.as_millis() as u64, Relaxed);
+                // The session's timeout may be shorter than the handshake's limit: the timer
+                // only ever moves later by itself.
+                idle_timer.as_mut().reset(Instant::now() + idle);
+            }
+        }
+        shared
+            .stats
+            .record_latency(op, started.elapsed().as_micros() as u64);
+        if draining {
+            // A fault closed the connection: read nothing more; the writer flushes up to the
+            // queued Close.
+            return std::future::pending().await;
+        }
+        idle_deadline = Instant::now() + idle;
+    }
+}

@@ -1,0 +1,382 @@
+//! The state every task of one server shares, and the routing of the core's actions to the
+//! connections they are for.
+//!
+//! [`Shared`] is a handle with synchronous methods: a lock is taken, the core is called, the
+//! actions it returns are pushed onto the connections' outbound queues, and the lock is
+//! released, never across an `.await`. Each connection's task drains its own queue.
+//!
+//! Ordering invariant: actions are routed while the core lock is held, so every connection's
+//! queue receives events and replies in the core's single total order (docs/protocol.md §9.6).
+//!
+//! Lock order: the core lock, then the connection table; never the other way round.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::core::{Action, ConnId, Core, Now};
+use crate::shell::controls::faults::FaultRules;
+use crate::shell::controls::freeze::FrozenSessions;
+use crate::shell::durable::gate::Gate;
+use crate::shell::durable::store::Durable;
+use crate::shell::ensemble::member::Members;
+use crate::shell::net::conn::outbox::{self, Outbox};
+use crate::shell::net::tls::accept::Secure;
+use crate::shell::state::clock::Clock;
+use crate::shell::state::outbound::Outbound;
+use crate::shell::state::stats::{ConnStats, ServerStats};
+
+/// A live connection, as the router sees it.
+struct ConnEntry {
+    tx: Outbox,
+    stats: Arc<ConnStats>,
+    /// Cancelled to drop the connection at once (a child of the shutdown token).
+    kill: CancellationToken,
+    /// The ensemble member it came in on (`ensemble.rs`).
+    member: u64,
+}
+
+/// The table of live connections, and the routing of actions onto their queues.
+///
+/// Routing methods are reached only through [`Shared::with_core`], so that they run under the
+/// core lock; the table's own lock is taken inside it, never around it.
+pub(crate) struct Router {
+    conns: Mutex<HashMap<ConnId, ConnEntry>>,
+    next_conn: AtomicU64,
+    /// With a data directory: what is routed waits here until the writes it may reveal are on
+    /// disk (`gate.rs`).
+    gate: Option<Gate>,
+}
+
+impl Router {
+    fn new(gate: Option<Gate>) -> Router {
+        Router {
+            conns: Mutex::new(HashMap::new()),
+            next_conn: AtomicU64::new(1),
+            gate,
+        }
+    }
+
+    /// Pushes the core's actions onto the queues of the connections they are for.
+    pub(crate) fn route(&self, actions: Vec<Action>) {
+        if !actions.is_empty() {
+            self.route_outbound(outbox::from_actions(actions));
+        }
+    }
+
+    /// Pushes messages onto the queues of the connections they are for, in order (through the
+    /// gate, with a data directory); those for a connection that is gone are dropped.
+    pub(crate) fn route_outbound(&self, routed: impl IntoIterator<Item = (ConnId, Outbound)>) {
+        match &self.gate {
+            Some(gate) => gate.stage(routed),
+            None => self.deliver(routed),
+        }
+    }
+
+    /// Pushes messages onto their connections' queues now.
+    fn deliver(&self, routed: impl IntoIterator<Item = (ConnId, Outbound)>) {
+        let conns = self.conns.lock();
+        for (conn, message) in routed {
+            if let Some(entry) = conns.get(&conn) {
+                // Metered against the connection's outbound limit; see `conn::outbox`.
+                entry.tx.push(message, &entry.stats);
+            }
+        }
+    }
+
+    /// Drops a connection's stream at once, without writing anything more to it.
+    pub(crate) fn kill(&self, conn: ConnId) {
+        if let Some(entry) = self.conns.lock().get(&conn) {
+            entry.kill.cancel();
+        }
+    }
+
+    fn remove(&self, conn: ConnId) {
+        self.conns.lock().remove(&conn);
+    }
+
+    /// Ends a core call with a data directory: tags what it routed with `handed`, the last
+    /// zxid handed to the log, and sends or holds it (`gate.rs`).
+    fn seal(&self, handed: Option<i64>) {
+        if let Some(gate) = &self.gate {
+            gate.seal(handed, |routed| self.deliver(routed));
+        }
+    }
+
+    /// The gate, with a data directory.
+    pub(crate) fn gate(&self) -> Option<&Gate> {
+        self.gate.as_ref()
+    }
+
+    /// The log has everything up to `zxid` on disk: releases what waited for it.
+    pub(crate) fn release(&self, zxid: i64) {
+        if let Some(gate) = &self.gate {
+            gate.durable(zxid, |routed| self.deliver(routed));
+        }
+    }
+
+    /// How many connections are open.
+    pub(crate) fn connections(&self) -> usize {
+        self.conns.lock().len()
+    }
+}
+
+/// State shared by every task of one server.
+///
+/// The core is behind a private lock: [`Shared::with_core`] for changes, whose actions are
+/// routed before the lock is released, and [`Shared::query`] for reads. Nothing else touches
+/// the lock, and neither method can hold it across an `.await` (their closures are
+/// synchronous).
+pub(crate) struct Shared {
+    core: Mutex<Core>,
+    router: Router,
+    pub(crate) config: Config,
+    pub(crate) stats: ServerStats,
+    pub(crate) clock: Clock,
+    /// Wakes the ticker when a deadline may have moved earlier.
+    pub(crate) ticker: Notify,
+    started: Instant,
+    /// Fault rules matched per request.
+    pub(crate) faults: FaultRules,
+    /// Frozen sessions, whose connections neither read nor write.
+    pub(crate) frozen: FrozenSessions,
+    /// Notified (all waiters) after every change of the core, when anyone waits for one.
+    core_changed: Notify,
+    /// How many wait on `core_changed` ([`Shared::wait_until`]): with none, which is always
+    /// outside tests and shutdown, a core call skips the notify and the lock it takes.
+    core_watchers: AtomicUsize,
+    /// With a data directory: the log thread, snapshots and what they need.
+    pub(crate) durable: Option<Durable>,
+    /// The listener's and the connections' token: cancelled to drop them all (a restart, a
+    /// failed log), then replaced. A child of the shutdown token.
+    pub(crate) generation: Mutex<CancellationToken>,
+    /// The client endpoints (one per ensemble member; one for a single server).
+    pub(crate) members: Members,
+    /// The TLS acceptor built at start from the configuration's key material; `None` when TLS
+    /// is off.
+    pub(crate) secure: Option<Arc<Secure>>,
+}
+
+impl Shared {
+    /// The shared state of a server whose core starts as `core`.
+    pub(crate) fn new(
+        config: Config,
+        core: Core,
+        clock: Clock,
+        durable: Option<Durable>,
+        generation: CancellationToken,
+        members: Members,
+        secure: Option<Arc<Secure>>,
+    ) -> Shared {
+        Shared {
+            core: Mutex::new(core),
+            router: Router::new(durable.as_ref().map(|_| Gate::default())),
+            config,
+            stats: ServerStats::default(),
+            clock,
+            ticker: Notify::new(),
+            started: Instant::now(),
+            faults: FaultRules::new(),
+            frozen: FrozenSessions::new(),
+            core_changed: Notify::new(),
+            core_watchers: AtomicUsize::new(0),
+            durable,
+            generation: Mutex::new(generation),
+            members,
+            secure,
+        }
+    }
+
+    /// Runs `f` on the core under its lock, with the router to route what it produces while
+    /// the lock is still held; then wakes the ticker if the core's next deadline moved earlier
+    /// (a new session, a first container or TTL node), and everything waiting on a change of
+    /// the core.
+    pub(crate) fn with_core<T>(&self, f: impl FnOnce(&mut Core, &Router) -> T) -> T {
+        let mut core = self.core.lock();
+        let before = core.next_deadline();
+        let out = f(&mut core, &self.router);
+        // Still under the core lock, so entries reach the log in zxid order and every message
+        // is tagged with the writes it may reveal; the log thread is woken once it is released.
+        let handed_to = self.durable.as_ref().and_then(|durable| {
+            let handed = durable.journal.submit(|queue| core.take_log(queue));
+            self.router.seal(handed);
+            handed.map(|_| &durable.journal)
+        });
+        let after = core.next_deadline();
+        drop(core);
+        if let Some(journal) = handed_to {
+            journal.kick();
+        }
+        // The ticker sleeps until `before` (or forever); every move earlier wakes it, so it
+        // never sleeps past a deadline, whichever task made it.
+        if after.is_some_and(|at| before.is_none_or(|was| at < was)) {
+            self.wake_ticker();
+        }
+        self.core_changed();
+        out
+    }
+
+    /// Calls the core with the current time and routes the actions it returns, under the lock.
+    pub(crate) fn apply(&self, f: impl FnOnce(&mut Core, Now) -> Vec<Action>) {
+        self.with_core(|core, router| router.route(f(core, self.clock.now())));
+    }
+
+    /// Reads the core under its lock.
+    pub(crate) fn query<T>(&self, f: impl FnOnce(&Core) -> T) -> T {
+        f(&self.core.lock())
+    }
+
+    /// Replaces the core (a restart's recovery) and, with a data directory, restarts the gate
+    /// from `durable`, under the core lock: what the old core routed and never released is
+    /// dropped with it.
+    pub(crate) fn replace_core(&self, core: Core, durable: i64) {
+        let mut locked = self.core.lock();
+        *locked = core;
+        if let Some(gate) = self.router.gate() {
+            gate.reset(durable);
+        }
+        drop(locked);
+        self.wake_ticker();
+        self.core_changed();
+    }
+
+    /// The router, for the log thread's releases.
+    pub(crate) fn router(&self) -> &Router {
+        &self.router
+    }
+
+    /// Wakes every [`Shared::wait_until`], if any. Called after the core lock is released.
+    fn core_changed(&self) {
+        if self.core_watchers.load(SeqCst) > 0 {
+            self.core_changed.notify_waiters();
+        }
+    }
+
+    /// Resolves once `done` holds: checked now, then after every change of the core
+    /// ([`Shared::with_core`], [`Shared::replace_core`]). `done` must read what it checks under
+    /// a lock the change also takes (the core's or the connection table's), so that a change
+    /// made between the check and the wait is never missed. Cancellation safe.
+    pub(crate) async fn wait_until(&self, mut done: impl FnMut(&Shared) -> bool) {
+        /// Counts the waiter in for as long as it waits, however the wait ends.
+        struct Watching<'a>(&'a AtomicUsize);
+        impl Drop for Watching<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, SeqCst);
+            }
+        }
+        self.core_watchers.fetch_add(1, SeqCst);
+        let _watching = Watching(&self.core_watchers);
+        loop {
+            let changed = self.core_changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if done(self) {
+                return;
+            }
+            changed.await;
+        }
+    }
+
+    /// Resolves once no connection is registered (each leaves through `unregister`, a change
+    /// of the core). Cancellation safe.
+    pub(crate) async fn wait_no_connections(&self) {
+        self.wait_until(|shared| shared.router.connections() == 0)
+            .await;
+    }
+
+    /// Registers a new connection, or refuses it when `per_ip_limit` (0 for none) connections
+    /// from the same address are already open.
+    pub(crate) fn register(
+        &self,
+        peer: SocketAddr,
+        member: u64,
+        per_ip_limit: usize,
+        tx: Outbox,
+        kill: CancellationToken,
+    ) -> Option<(ConnId, Arc<ConnStats>)> {
+        let mut conns = self.router.conns.lock();
+        if per_ip_limit > 0 {
+            let same_ip = conns
+                .values()
+                .filter(|c| c.stats.peer.ip() == peer.ip())
+                .count();
+            if same_ip >= per_ip_limit {
+                return None;
+            }
+        }
+        let id = self.router.next_conn.fetch_add(1, Relaxed);
+        let stats = Arc::new(ConnStats::new(peer, self.clock.now().wall_ms));
+        conns.insert(
+            id,
+            ConnEntry {
+                tx,
+                stats: stats.clone(),
+                kill,
+                member,
+            },
+        );
+        Some((id, stats))
+    }
+
+    /// Forgets a connection whose task has ended, in the core and in the table.
+    pub(crate) fn unregister(&self, conn: ConnId) {
+        self.with_core(|core, router| {
+            core.close_connection(conn);
+            router.remove(conn);
+        });
+    }
+
+    /// Every live connection's counters, by id.
+    pub(crate) fn connection_stats(&self) -> Vec<(ConnId, Arc<ConnStats>)> {
+        let mut all: Vec<_> = self
+            .router
+            .conns
+            .lock()
+            .iter()
+            .map(|(id, c)| (*id, c.stats.clone()))
+            .collect();
+        all.sort_by_key(|(id, _)| *id);
+        all
+    }
+
+    /// The ensemble member a connection came in on.
+    pub(crate) fn connection_member(&self, conn: ConnId) -> Option<u64> {
+        self.router.conns.lock().get(&conn).map(|c| c.member)
+    }
+
+    /// Resolves once no connection of `member` is registered. Cancellation safe.
+    pub(crate) async fn wait_member_gone(&self, member: u64) {
+        self.wait_until(|shared| {
+            !shared
+                .router
+                .conns
+                .lock()
+                .values()
+                .any(|c| c.member == member)
+        })
+        .await;
+    }
+
+    /// How many connections are live, without copying the table.
+    pub(crate) fn connection_count(&self) -> usize {
+        self.router.conns.lock().len()
+    }
+
+    /// How long the server has been running.
+    pub(crate) fn uptime(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Tells the ticker that the core's next deadline may have moved earlier.
+    pub(crate) fn wake_ticker(&self) {
+        self.ticker.notify_one();
+    }
+}
