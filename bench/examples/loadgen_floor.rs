@@ -22,6 +22,7 @@
 //! cargo run --release -p shepherd-bench --example loadgen_floor [WORKERS]   # prints: listening on 127.0.0.1:PORT
 //! ```
 
+use shepherd_cli::runtime::{self, Threads};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use shepherd_protocol::{
@@ -43,15 +44,11 @@ fn main() -> std::io::Result<()> {
             std::process::exit(2);
         }
     };
-    let mut runtime = match workers {
-        None => tokio::runtime::Builder::new_current_thread(),
-        Some(n) => {
-            let mut builder = tokio::runtime::Builder::new_multi_thread();
-            builder.worker_threads(n);
-            builder
-        }
+    let threads = match workers {
+        None => Threads::Current,
+        Some(n) => Threads::Workers(Some(n)),
     };
-    runtime.enable_all().build()?.block_on(async {
+    runtime::start(threads)?.block_on(async {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         println!("listening on {}", listener.local_addr()?);
         loop {

@@ -6,6 +6,7 @@
 //! run them side by side with ZooKeeper in `scripts/`.
 
 mod connect;
+mod error;
 mod herd;
 mod load;
 mod scale;

@@ -15,6 +15,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::error::{Error, Result};
+
 /// How long a stopped child gets to exit cleanly (a durable server flushes its log) before it
 /// is killed.
 pub const STOP_GRACE: Duration = Duration::from_secs(30);
@@ -23,32 +25,46 @@ pub const STOP_GRACE: Duration = Duration::from_secs(30);
 /// part of its user-space ABI and 100 on every architecture Rust targets.
 const USER_HZ: u64 = 100;
 
-/// Everything `shepherd-bench load` and `shepherd-bench scale` can fail with.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// Local I/O: a runtime, the server child, `/proc`, an output file.
-    #[error("cannot {what}: {source}")]
-    Io {
-        /// What was being done.
-        what: String,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// A client call to the server failed where the benchmark cannot go on.
-    #[error("{what}: {source}")]
-    Client {
-        /// What was being done.
-        what: String,
-        /// The client's error, unchanged.
-        source: shepherd_client::Error,
-    },
-    /// The benchmark cannot run as asked on this machine or server (a limit, a lost session).
-    #[error("{0}")]
-    Refused(String),
+/// Which server a benchmark measures, as `load` and `scale` take it on the command line: a
+/// running ZooKeeper, or `shepherd serve` children started for the run.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct TargetArgs {
+    /// Measure this ZooKeeper (`host:port`; maxClientCnxns must allow the sessions) instead of
+    /// `shepherd serve` children.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub connect: Option<String>,
+    /// The process id of the --connect server, whose CPU time and memory are read.
+    #[arg(long = "server-pid", value_name = "PID", requires = "connect")]
+    pub server_pid: Option<u32>,
+    /// An argument for every `shepherd serve` child (repeat for several: `--serve-arg=--config
+    /// --serve-arg=zoo.cfg`).
+    #[arg(
+        long = "serve-arg",
+        value_name = "ARG",
+        allow_hyphen_values = true,
+        conflicts_with = "connect"
+    )]
+    pub serve_args: Vec<String>,
 }
 
-/// A result of this benchmark family.
-pub type Result<T, E = Error> = std::result::Result<T, E>;
+impl TargetArgs {
+    /// The --connect server, if one was named.
+    pub fn remote(&self) -> Option<Target> {
+        let connect = self.connect.as_deref()?;
+        Some(Target::remote(connect, self.server_pid))
+    }
+
+    /// The --connect server, else a new `shepherd serve` child.
+    ///
+    /// # Errors
+    /// As [`Target::spawn_serve`].
+    pub fn open(&self) -> Result<Target> {
+        match self.remote() {
+            Some(target) => Ok(target),
+            None => Target::spawn_serve(&self.serve_args),
+        }
+    }
+}
 
 /// The server under test.
 pub struct Target {

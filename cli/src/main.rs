@@ -6,6 +6,7 @@
 mod commands;
 mod shutdown;
 
+use shepherd_cli::runtime::{self, Threads};
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -218,15 +219,8 @@ fn serve(
     if let Some(port) = metrics_port {
         config.metrics_server = on_port(config.metrics_server, port);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: cannot start the runtime: {error}");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) = runtime::start_or_report(Threads::Workers(None), "the runtime") else {
+        return ExitCode::FAILURE;
     };
     runtime.block_on(async move {
         // Before the server announces itself: a signal sent as soon as the `listening` line is

@@ -21,9 +21,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use shepherd_client::{Acl, Client, ClientBuilder, CreateOptions, Error, Id, perms};
-use shepherd_server::ServerHandle;
-use shepherd_server::tls::{CLIENT_SUBJECT, ServerTls, TestPki};
-use shepherd_testkit::{TlsFront, embedded, embedded_builder, unique, within};
+use shepherd_server::tls::{CLIENT_SUBJECT, TestPki};
+use shepherd_testkit::{TlsFront, embedded, secured_embedded, unique, within};
 
 fn builder() -> ClientBuilder {
     Client::builder()
@@ -48,22 +47,6 @@ async fn mutual_session(pki: &TestPki, addr: &str) -> Client {
         .expect("a TLS session")
 }
 
-/// The embedded server with TLS on a secure port beside the plain one (client certificates
-/// signed by `pki`'s CA needed) and `alice` as a SASL DIGEST-MD5 user; returns it and the
-/// secure port's address.
-async fn secured_server(pki: &TestPki) -> (ServerHandle, String) {
-    let tls = ServerTls::from_pem(pki.server.cert_pem.clone(), pki.server.key_pem.clone())
-        .client_ca_pem(pki.ca_pem.clone());
-    let server = embedded_builder()
-        .tls(tls)
-        .sasl_user("alice", "alice-secret")
-        .start()
-        .await
-        .expect("the secured server starts");
-    let secure = server.secure_addr().expect("a secure port").to_string();
-    (server, secure)
-}
-
 /// An ACL entry granting everything to one identity.
 fn only(scheme: &str, id: &str) -> CreateOptions {
     CreateOptions::persistent().with_acl(vec![Acl {
@@ -78,7 +61,7 @@ fn only(scheme: &str, id: &str) -> CreateOptions {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embedded_over_tls_with_sasl_gives_both_identities() {
     let pki = pki();
-    let (server, secure) = secured_server(&pki).await;
+    let (server, secure) = secured_embedded(&pki).await;
     let client = within(
         "connect",
         mutual(&pki)
@@ -127,7 +110,7 @@ async fn embedded_over_tls_with_sasl_gives_both_identities() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embedded_refuses_a_wrong_sasl_password_as_auth_failed() {
     let pki = pki();
-    let (server, secure) = secured_server(&pki).await;
+    let (server, secure) = secured_embedded(&pki).await;
     let wrong = within(
         "connect",
         mutual(&pki)
@@ -154,7 +137,7 @@ async fn embedded_refuses_a_wrong_sasl_password_as_auth_failed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embedded_tls_refuses_an_untrusted_client_certificate() {
     let pki = pki();
-    let (server, secure) = secured_server(&pki).await;
+    let (server, secure) = secured_embedded(&pki).await;
     let untrusted = builder().tls_ca_pem(&pki.ca_pem).tls_identity_pem(
         &pki.untrusted_client.cert_pem,
         &pki.untrusted_client.key_pem,

@@ -7,7 +7,7 @@
 //! `reply_error` answers a request without applying it and only touches the session, as any
 //! request would; the dumps are read-only.
 
-use shepherd_protocol::{Codec, ErrorCode, RequestHeader};
+use shepherd_protocol::ErrorCode;
 
 use super::dispatch::reply;
 use super::views::{NodeInfo, WatchInfo, WatchKind};
@@ -92,15 +92,9 @@ impl Core {
         err: ErrorCode,
         now: Now,
     ) -> Vec<Action> {
-        let Ok(header) = RequestHeader::decode(&mut &payload[..]) else {
-            self.drop_conn(conn);
-            return vec![Action::Close(conn)];
-        };
-        let Some(session) = self
-            .connection_session(conn)
-            .filter(|s| self.sessions.get(*s).is_some())
-        else {
-            return Vec::new();
+        let (header, _, session) = match self.admit(conn, payload) {
+            Ok(admitted) => admitted,
+            Err(actions) => return actions,
         };
         self.sessions.touch(session, now.mono_ms);
         vec![Action::Send(conn, reply(header.xid, self.zxid, err, None))]

@@ -36,19 +36,34 @@ pub(super) fn reply(xid: i32, zxid: i64, err: ErrorCode, body: Option<&Response>
 }
 
 impl Core {
-    /// Answers a request payload; see [`Core::request`] for the actions it returns.
-    pub(super) fn dispatch(&mut self, conn: ConnId, payload: &[u8], now: Now) -> Vec<Action> {
+    /// The start of every request: its header, the body after it, and the connection's live
+    /// session. `Err` holds what to do instead: an undecodable header closes the connection; a
+    /// request whose session is gone is dropped silently, as the touch fails first
+    /// (docs/protocol.md §13.1).
+    pub(super) fn admit<'p>(
+        &mut self,
+        conn: ConnId,
+        payload: &'p [u8],
+    ) -> Result<(RequestHeader, &'p [u8], SessionId), Vec<Action>> {
         let mut body = payload;
         let Ok(header) = RequestHeader::decode(&mut body) else {
             self.drop_conn(conn);
-            return vec![Action::Close(conn)];
+            return Err(vec![Action::Close(conn)]);
         };
-        // A request whose session is gone is dropped silently: the touch fails first (docs/protocol.md §13.1).
-        let Some(session) = self
+        match self
             .connection_session(conn)
             .filter(|s| self.sessions.get(*s).is_some())
-        else {
-            return Vec::new();
+        {
+            Some(session) => Ok((header, body, session)),
+            None => Err(Vec::new()),
+        }
+    }
+
+    /// Answers a request payload; see [`Core::request`] for the actions it returns.
+    pub(super) fn dispatch(&mut self, conn: ConnId, payload: &[u8], now: Now) -> Vec<Action> {
+        let (header, mut body, session) = match self.admit(conn, payload) {
+            Ok(admitted) => admitted,
+            Err(actions) => return actions,
         };
         let xid = header.xid;
         let op = OpCode::try_from(header.op_type).ok();

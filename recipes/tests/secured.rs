@@ -17,8 +17,8 @@ use std::time::Duration;
 use shepherd_client::{Acl, Id, perms};
 use shepherd_client::{Client, ClientBuilder, CreateOptions};
 use shepherd_recipes::{Guard, Lock, LockKind};
-use shepherd_server::tls::{ServerTls, TestPki};
-use shepherd_testkit::{embedded_builder, unique, within};
+use shepherd_server::tls::TestPki;
+use shepherd_testkit::{secured_embedded, unique, within};
 
 const CLIENTS: usize = 3;
 const ROUNDS: usize = 3;
@@ -85,15 +85,7 @@ fn base() -> ClientBuilder {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mutex_over_tls_and_sasl_on_the_embedded_server() {
     let pki = TestPki::generate().expect("test certificates");
-    let tls = ServerTls::from_pem(pki.server.cert_pem.clone(), pki.server.key_pem.clone())
-        .client_ca_pem(pki.ca_pem.clone());
-    let server = embedded_builder()
-        .tls(tls)
-        .sasl_user("alice", "alice-secret")
-        .start()
-        .await
-        .expect("the secured server starts");
-    let secure_addr = server.secure_addr().expect("a secure port").to_string();
+    let (server, secure_addr) = secured_embedded(&pki).await;
     let secure = || {
         base()
             .tls_ca_pem(&pki.ca_pem)

@@ -11,16 +11,9 @@ use shepherd_protocol::{
     OpCode, Reply, ReplyHeader, Request, RequestHeader, Response, decode_from, encode_frame,
     encode_request,
 };
-use shepherd_server::{Server, ServerHandle};
+use shepherd_server::Server;
+use shepherd_testkit::all_words_server as server;
 use shepherd_testkit::{Peer, create, exists, four_letter_word, get_data, hello};
-
-async fn server() -> ServerHandle {
-    Server::builder()
-        .all_four_letter_words()
-        .start()
-        .await
-        .expect("server starts")
-}
 
 /// Runs `abuse` against a fresh server's address, then checks that a well-behaved session is
 /// still served, and stops the server.

@@ -57,6 +57,9 @@ pub use peer::{Peer, hello, reply_header};
 pub use proxy::{CutAfter, Proxy};
 pub use requests::{create, exists, get_data, set_data};
 pub use serve_child::{listening_addr, shepherd_binary, spawn_serve};
-pub use servers::{TestServer, embedded, embedded_builder, real_zookeeper, servers};
+pub use servers::{
+    TestServer, all_words_server, embedded, embedded_builder, real_zookeeper, secured_embedded,
+    servers,
+};
 pub use tls_front::TlsFront;
 pub use wait::{Hang, WAIT, bounded, try_within, wait_state, within};

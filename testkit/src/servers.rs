@@ -10,6 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use shepherd_server::tls::{ServerTls, TestPki};
 use shepherd_server::{Server, ServerBuilder, ServerHandle};
 
 /// A server to test against.
@@ -66,6 +67,32 @@ pub async fn embedded() -> TestServer {
         connect: server.connect_string(),
         embedded: Some(Arc::new(server)),
     }
+}
+
+/// A server with every four-letter word and otherwise the builder's defaults, on a free loopback
+/// port: what the wire-level and hostile-client tests speak to.
+pub async fn all_words_server() -> ServerHandle {
+    Server::builder()
+        .all_four_letter_words()
+        .start()
+        .await
+        .expect("server starts")
+}
+
+/// The embedded server ([`embedded_builder`]) with TLS on a secure port beside the plain one
+/// (client certificates signed by `pki`'s CA needed) and `alice` (password `alice-secret`) as a
+/// SASL DIGEST-MD5 user; returns it and the secure port's address.
+pub async fn secured_embedded(pki: &TestPki) -> (ServerHandle, String) {
+    let tls = ServerTls::from_pem(pki.server.cert_pem.clone(), pki.server.key_pem.clone())
+        .client_ca_pem(pki.ca_pem.clone());
+    let server = embedded_builder()
+        .tls(tls)
+        .sasl_user("alice", "alice-secret")
+        .start()
+        .await
+        .expect("the secured server starts");
+    let secure = server.secure_addr().expect("a secure port").to_string();
+    (server, secure)
 }
 
 /// Every server a test body runs against: a fresh embedded Shepherd server first, then real

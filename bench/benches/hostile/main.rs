@@ -17,10 +17,11 @@ mod attacks;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use shepherd_cli::runtime::{self, Threads};
 use shepherd_protocol::{CreateMode, Reply, Request};
 use shepherd_server::{Server, ServerHandle};
 use shepherd_testkit::{Peer, create, get_data, reply_header, within};
-use tokio::runtime::{Builder, Runtime};
+use tokio::runtime::Runtime;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -83,10 +84,7 @@ async fn bystander(
 
 /// A single-threaded runtime for one side of a run.
 fn side_runtime() -> Runtime {
-    Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime")
+    runtime::start(Threads::Current).expect("a runtime")
 }
 
 /// What one run measured.
@@ -155,11 +153,7 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let server_rt = Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("the server's runtime");
+    let server_rt = runtime::start(Threads::Workers(Some(2))).expect("the server's runtime");
     let began = Instant::now();
     let mut outcomes = Vec::new();
     for attack in Attack::ALL {

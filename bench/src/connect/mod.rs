@@ -17,6 +17,7 @@
 mod session;
 mod tls;
 
+use shepherd_cli::runtime::{self, Threads};
 use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
@@ -120,16 +121,11 @@ pub struct RunResult {
 
 /// Runs the benchmark: a table on stdout, the CSV if asked.
 pub fn main(args: &ConnectArgs) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(args.client_threads.max(1))
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: cannot start the clients' runtime: {error}");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) = runtime::start_or_report(
+        Threads::Workers(Some(args.client_threads.max(1))),
+        "the clients' runtime",
+    ) else {
+        return ExitCode::FAILURE;
     };
     match runtime.block_on(execute(args)) {
         Ok(results) if results.iter().all(|r| r.errors == 0) => ExitCode::SUCCESS,

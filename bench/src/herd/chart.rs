@@ -15,7 +15,7 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::error::Result;
+use crate::error::Result;
 
 /// One line of the chart.
 #[derive(Debug, Clone)]

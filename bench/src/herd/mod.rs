@@ -36,12 +36,12 @@
 //! own threads, so that the clients never delay the server they measure.
 
 mod chart;
-mod error;
 mod probe;
 mod recipe;
 mod report;
 mod run;
 
+use shepherd_cli::runtime::Threads;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -51,7 +51,7 @@ use shepherd_client::Client;
 use shepherd_server::Server;
 use tokio::time::timeout;
 
-pub use error::{Error, Result};
+pub use crate::error::{Error, Result};
 pub use recipe::Recipe;
 pub use run::RunResult;
 
@@ -197,10 +197,7 @@ fn measure_all(
     args: &HerdArgs,
     on_result: &mut dyn FnMut(&RunResult),
 ) -> Result<(Vec<RunResult>, String)> {
-    let client_rt = runtime(
-        &mut tokio::runtime::Builder::new_current_thread(),
-        "the client runtime",
-    )?;
+    let client_rt = runtime(Threads::Current, "the client runtime")?;
     match &args.connect {
         Some(connect) => {
             let probe = Probe::mntr(connect);
@@ -217,10 +214,7 @@ fn measure_all(
         None => {
             // The server gets its own threads, so that the clients' single thread (see the
             // module documentation) never delays it.
-            let server_rt = runtime(
-                tokio::runtime::Builder::new_multi_thread().worker_threads(2),
-                "the server runtime",
-            )?;
+            let server_rt = runtime(Threads::Workers(Some(2)), "the server runtime")?;
             let server = server_rt
                 .block_on(Server::builder().max_client_connections(0).start())
                 .map_err(|source| Error::Io {
@@ -237,8 +231,8 @@ fn measure_all(
 }
 
 /// Builds a runtime with every driver; `name` says which, should it fail.
-fn runtime(builder: &mut tokio::runtime::Builder, name: &str) -> Result<tokio::runtime::Runtime> {
-    builder.enable_all().build().map_err(|source| Error::Io {
+fn runtime(threads: Threads, name: &str) -> Result<tokio::runtime::Runtime> {
+    shepherd_cli::runtime::start(threads).map_err(|source| Error::Io {
         what: format!("start {name}"),
         source,
     })

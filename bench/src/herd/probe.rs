@@ -22,7 +22,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout;
 
-use super::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Where the server's count of watch notifications sent is read.
 pub enum Probe<'a> {

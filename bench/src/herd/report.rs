@@ -12,9 +12,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::chart::{Series, log_log_chart};
-use super::error::{Error, Result};
 use super::recipe::Recipe;
 use super::run::{Measured, RunResult};
+use crate::error::{Error, Result};
 
 /// The first line of `--csv`.
 pub const CSV_HEADER: &str = "recipe,contenders,handoffs,notifications,notifications_per_handoff,get_children_per_handoff,wall_ms,handoff_p50_us";

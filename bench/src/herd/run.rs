@@ -20,9 +20,9 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep, sleep_until, timeout, timeout_at};
 
-use super::error::{Error, Result};
 use super::probe::Probe;
 use super::recipe::Recipe;
+use crate::error::{Error, Result};
 
 /// Where the benchmark's nodes live (one child per run, deleted after it).
 pub const ROOT: &str = "/shepherd-bench";

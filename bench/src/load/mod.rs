@@ -26,6 +26,7 @@ mod pace;
 pub mod phase;
 mod report;
 
+use shepherd_cli::runtime::{self, Threads};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -41,7 +42,8 @@ use tokio::time::timeout;
 pub use phase::Phase;
 pub use report::PhaseResult;
 
-use crate::target::{Error, Result, Target, cpu_time};
+use crate::error::{Error, Result};
+use crate::target::{Target, TargetArgs, cpu_time};
 
 /// Sessions connecting at once.
 const CONNECT_PARALLELISM: usize = 64;
@@ -88,22 +90,8 @@ pub struct LoadArgs {
         default_value = "create,set,get,delete"
     )]
     pub phases: Vec<Phase>,
-    /// Run against this ZooKeeper (`host:port`; maxClientCnxns must allow the sessions)
-    /// instead of a `shepherd serve` child.
-    #[arg(long, value_name = "HOST:PORT")]
-    pub connect: Option<String>,
-    /// The process id of the --connect server, to report its CPU time per request.
-    #[arg(long = "server-pid", value_name = "PID", requires = "connect")]
-    pub server_pid: Option<u32>,
-    /// An argument for the `shepherd serve` child (repeat for several: `--serve-arg=--config
-    /// --serve-arg=zoo.cfg`).
-    #[arg(
-        long = "serve-arg",
-        value_name = "ARG",
-        allow_hyphen_values = true,
-        conflicts_with = "connect"
-    )]
-    pub serve_args: Vec<String>,
+    #[command(flatten)]
+    pub target: TargetArgs,
     /// Folder holding every run's nodes.
     #[arg(long, default_value = "/shepherd-bench-load")]
     pub root: String,
@@ -153,18 +141,12 @@ pub fn main(args: &LoadArgs) -> ExitCode {
 /// When the server cannot be started or reached, a session cannot connect, or a file cannot be
 /// written. Failed requests are not errors: they are counted in their phase.
 pub fn execute(args: &LoadArgs, print: &mut dyn FnMut(&str)) -> Result<Vec<PhaseResult>> {
-    let mut target = match &args.connect {
-        Some(connect) => Target::remote(connect, args.server_pid),
-        None => Target::spawn_serve(&args.serve_args)?,
-    };
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(threads) = args.client_threads {
-        builder.worker_threads(threads.max(1));
-    }
-    let runtime = builder.enable_all().build().map_err(|source| Error::Io {
-        what: "start the clients' runtime".to_owned(),
-        source,
-    })?;
+    let mut target = args.target.open()?;
+    let runtime =
+        runtime::start(Threads::Workers(args.client_threads)).map_err(|source| Error::Io {
+            what: "start the clients' runtime".to_owned(),
+            source,
+        })?;
     let mut trace = match &args.trace {
         Some(path) => {
             let mut file = File::create(path).map(BufWriter::new);
@@ -370,11 +352,7 @@ mod tests {
     /// An embedded server on its own one-thread runtime, so that the benchmark's clients and
     /// the server do not share a runtime.
     fn embedded_server() -> (tokio::runtime::Runtime, shepherd_server::ServerHandle) {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
+        let runtime = runtime::start(Threads::Workers(Some(1))).unwrap();
         let server = runtime
             .block_on(shepherd_server::Server::builder().start())
             .unwrap();

@@ -32,8 +32,8 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until};
 
+use crate::error::{Error, Result};
 use crate::load::pace::{Pacer, Schedule};
-use crate::target::{Error, Result};
 
 /// A phase of the load benchmark, in the order they run by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -17,13 +17,15 @@
 mod nodes;
 mod sessions;
 
+use shepherd_cli::runtime::{self, Threads};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
 
-use crate::target::{Error, Result, Target};
+use crate::error::{Error, Result};
+use crate::target::{Target, TargetArgs};
 
 /// `shepherd-bench scale` options.
 #[derive(Args, Debug, Clone)]
@@ -57,25 +59,13 @@ pub struct ScaleArgs {
     /// Wait this long, ms, before each memory reading.
     #[arg(long = "settle-ms", value_name = "MS", default_value_t = 2000)]
     pub settle_ms: u64,
-    /// Measure this ZooKeeper (`host:port`, maxClientCnxns=0) instead of `shepherd serve`
-    /// children; --server-pid is then needed.
-    #[arg(long, value_name = "HOST:PORT", requires = "server_pid")]
-    pub connect: Option<String>,
-    /// The process id of the --connect server, whose memory is read.
-    #[arg(long = "server-pid", value_name = "PID", requires = "connect")]
-    pub server_pid: Option<u32>,
+    /// With --connect, --server-pid is needed: the memory read is the server process's.
+    #[command(flatten)]
+    pub target: TargetArgs,
     /// A shell command run before each memory reading, e.g. `jcmd PID GC.run` for a JVM, whose
     /// RSS otherwise keeps the heap it grew to.
     #[arg(long = "before-reading", value_name = "COMMAND")]
     pub before_reading: Option<String>,
-    /// An argument for every `shepherd serve` child (repeat for several).
-    #[arg(
-        long = "serve-arg",
-        value_name = "ARG",
-        allow_hyphen_values = true,
-        conflicts_with = "connect"
-    )]
-    pub serve_args: Vec<String>,
     /// Threads of the clients' runtime (default: one per CPU).
     #[arg(long = "client-threads", value_name = "N")]
     pub client_threads: Option<usize>,
@@ -138,19 +128,18 @@ pub fn main(args: &ScaleArgs) -> ExitCode {
 /// When the clients' runtime cannot start or the CSV cannot be written. A failed measurement
 /// is a row with its error.
 pub fn execute(args: &ScaleArgs, print: &mut dyn FnMut(&str)) -> Result<Vec<Row>> {
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(threads) = args.client_threads {
-        builder.worker_threads(threads.max(1));
-    }
-    let runtime = builder.enable_all().build().map_err(|source| Error::Io {
-        what: "start the clients' runtime".to_owned(),
-        source,
-    })?;
+    let runtime =
+        runtime::start(Threads::Workers(args.client_threads)).map_err(|source| Error::Io {
+            what: "start the clients' runtime".to_owned(),
+            source,
+        })?;
     let settle = Duration::from_millis(args.settle_ms);
-    let shared = args
-        .connect
-        .as_deref()
-        .map(|connect| Target::remote(connect, args.server_pid));
+    if args.target.connect.is_some() && args.target.server_pid.is_none() {
+        return Err(Error::Refused(
+            "--connect needs --server-pid: the memory read is the server process's".to_owned(),
+        ));
+    }
+    let shared = args.target.remote();
     let prepare = |mut target: Target| {
         target.before_reading.clone_from(&args.before_reading);
         target
@@ -173,7 +162,7 @@ pub fn execute(args: &ScaleArgs, print: &mut dyn FnMut(&str)) -> Result<Vec<Row>
         let mut own = None;
         let target = match &mut shared {
             Some(target) => Ok(&*target),
-            None => Target::spawn_serve(&args.serve_args).map(|t| &*own.insert(prepare(t))),
+            None => Target::spawn_serve(&args.target.serve_args).map(|t| &*own.insert(prepare(t))),
         };
         let (server, outcome) = match target {
             Err(error) => ("shepherd serve (child)".to_owned(), Err(error)),
@@ -183,7 +172,7 @@ pub fn execute(args: &ScaleArgs, print: &mut dyn FnMut(&str)) -> Result<Vec<Row>
                         Job::Nodes(value_size) => {
                             let dir =
                                 format!("/shepherd-bench-scale/run-{}-{index}", std::process::id());
-                            let cleanup = args.connect.is_some();
+                            let cleanup = args.target.connect.is_some();
                             nodes::measure(target, &dir, args.nodes, value_size, settle, cleanup)
                                 .await
                         }
@@ -313,11 +302,7 @@ mod tests {
     /// is refused up front.
     #[test]
     fn nodes_and_sessions_on_an_embedded_server() {
-        let server_rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
+        let server_rt = runtime::start(Threads::Workers(Some(1))).unwrap();
         let server = server_rt
             .block_on(
                 shepherd_server::Server::builder()

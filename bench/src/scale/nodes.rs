@@ -14,8 +14,9 @@ use std::time::Duration;
 use shepherd_client::{Client, CreateOptions};
 
 use super::Measurement;
+use crate::error::{Error, Result};
 use crate::load::{Phase, connect_many, phase::Drive};
-use crate::target::{Error, Result, Target};
+use crate::target::Target;
 
 /// Sessions creating the nodes.
 const FILL_SESSIONS: usize = 4;

@@ -22,7 +22,8 @@ use tokio::net::{TcpSocket, TcpStream};
 
 use super::Measurement;
 use super::nodes::rss;
-use crate::target::{Error, Result, Target, open_files_limit};
+use crate::error::{Error, Result};
+use crate::target::{Target, open_files_limit};
 
 /// Sessions connecting at once.
 const CONNECT_PARALLELISM: usize = 128;

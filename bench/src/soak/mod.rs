@@ -29,6 +29,7 @@ pub mod worker;
 #[cfg(test)]
 mod tests;
 
+use shepherd_cli::runtime::{self, Threads};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -80,15 +81,8 @@ pub fn main(soak: &Soak) -> ExitCode {
         eprintln!("error: --session-timeout must be at least 200ms");
         return ExitCode::from(2);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: cannot start the runtime: {error}");
-            return ExitCode::from(2);
-        }
+    let Some(runtime) = runtime::start_or_report(Threads::Workers(None), "the runtime") else {
+        return ExitCode::from(2);
     };
     runtime.block_on(async {
         // Ticks of a quarter of the session timeout: the timeout asked for is inside the

@@ -22,6 +22,7 @@ mod walk;
 mod watch;
 mod write;
 
+use shepherd_cli::runtime::{self, Threads};
 use std::process::ExitCode;
 
 use clap::Subcommand;
@@ -125,15 +126,8 @@ impl ClientCommand {
 /// Runs a client command to its exit code, printing its error (if any) on stderr.
 pub fn main(command: &ClientCommand) -> ExitCode {
     // One thread: a command is a handful of requests, and a runtime of one starts fastest.
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: cannot start the runtime: {error}");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) = runtime::start_or_report(Threads::Current, "the runtime") else {
+        return ExitCode::FAILURE;
     };
     let mut out = Out::new(command.conn().json);
     let result = runtime.block_on(async {

@@ -18,17 +18,10 @@ mod slow_reader;
 mod stuck_expiry;
 
 use shepherd_protocol::{Reply, Request};
-use shepherd_server::{Server, ServerHandle};
+use shepherd_server::ServerHandle;
 use shepherd_testkit::{Peer, create, get_data, reply_header};
-
-/// A server with every four-letter word, on a free loopback port.
-async fn server() -> ServerHandle {
-    Server::builder()
-        .all_four_letter_words()
-        .start()
-        .await
-        .expect("server starts")
-}
+// Every four-letter word on, the builder's defaults otherwise.
+use shepherd_testkit::all_words_server as server;
 
 /// A session over TCP, spoken to with hand-built frames.
 async fn session(server: &ServerHandle) -> Peer {

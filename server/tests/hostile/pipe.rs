@@ -4,7 +4,8 @@
 //! requests must go on being served.
 
 use shepherd_protocol::{ConnectRequest, CreateMode, Reply, Request, encode_frame, encode_request};
-use shepherd_server::{Server, ServerHandle};
+use shepherd_server::ServerHandle;
+pub use shepherd_testkit::all_words_server as server;
 use shepherd_testkit::{Peer, create, get_data, hello, within};
 use tokio::io::{AsyncReadExt, DuplexStream};
 
@@ -13,15 +14,6 @@ pub const PIPE: usize = 64 * 1024;
 
 /// A node's data as large as a request may carry it (under `jute.maxbuffer`).
 pub const BIG: usize = 1_000_000;
-
-/// A server with every four-letter word and the default limits.
-pub async fn server() -> ServerHandle {
-    Server::builder()
-        .all_four_letter_words()
-        .start()
-        .await
-        .expect("server starts")
-}
 
 /// A session over a pipe with `pipe` bytes of room each way, negotiated for `timeout_ms`.
 pub async fn session(server: &ServerHandle, pipe: usize, timeout_ms: i32) -> Peer<DuplexStream> {

@@ -1,9 +1,9 @@
-//! [`Error`]: why the herd benchmark, or one run of it, could not measure.
+//! [`Error`]: why a benchmark, or one run of it, could not measure; one type for every
+//! subcommand.
 //!
-//! A run that fails keeps its error in its [`RunResult`](super::RunResult) (its table row says
-//! why, and the other runs go on); only what stops the whole benchmark (no runtime, no server,
-//! no counters, a file that cannot be read or written) is returned by
-//! [`execute`](super::execute).
+//! A herd run that fails keeps its error in its `RunResult` (its table row says why, and the
+//! other runs go on); only what stops a whole benchmark (no runtime, no server, no counters, a
+//! file that cannot be read or written, a limit of the machine) is returned by its `execute`.
 //!
 //! Invariants: every message names what was being done, so that a table row reads on its own;
 //! client and recipe errors pass through unchanged as the variant's source, so that a caller can
@@ -16,7 +16,7 @@ use std::path::PathBuf;
 const CONNECTION_LIMIT_HINT: &str = "if the server limits connections per client address \
      (ZooKeeper's maxClientCnxns, 60 by default), set maxClientCnxns=0 in its zoo.cfg";
 
-/// Everything the herd benchmark can fail with.
+/// Everything a benchmark can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Local I/O: starting a runtime or the embedded server, reading or writing a file.
@@ -97,6 +97,9 @@ pub enum Error {
         /// Why.
         source: Box<Error>,
     },
+    /// The benchmark cannot run as asked on this machine or server (a limit, a lost session).
+    #[error("{0}")]
+    Refused(String),
     /// A deadline passed.
     #[error("timed out {0}")]
     TimedOut(String),
@@ -123,5 +126,5 @@ pub enum Error {
     Recorded,
 }
 
-/// Shorthand for the benchmark's results.
+/// Shorthand for a benchmark's results.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
