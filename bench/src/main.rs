@@ -25,10 +25,8 @@ use shepherd_cli::logging;
     about = "Shepherd's benchmarks, against Shepherd or any ZooKeeper"
 )]
 struct Cli {
-    /// Shape of the log lines on stderr: `text` for people, `json` (one object a line) for log
-    /// shippers. Which lines are shown follows RUST_LOG.
-    #[arg(long = "log-format", value_enum, default_value_t, global = true)]
-    log_format: logging::LogFormat,
+    #[command(flatten)]
+    log: logging::LogOptions,
     #[command(subcommand)]
     command: Command,
 }
@@ -63,7 +61,7 @@ fn main() -> ExitCode {
         // A benchmark opens and closes thousands of sessions: only problems are worth printing.
         _ => "warn",
     };
-    logging::init(cli.log_format, default_level);
+    logging::init(cli.log.format, default_level);
     match cli.command {
         Command::Herd(args) => herd::main(&args),
         Command::Connect(args) => connect::main(&args),

@@ -25,8 +25,9 @@ pub const STOP_GRACE: Duration = Duration::from_secs(30);
 /// part of its user-space ABI and 100 on every architecture Rust targets.
 const USER_HZ: u64 = 100;
 
-/// Which server a benchmark measures, as `load` and `scale` take it on the command line: a
-/// running ZooKeeper, or `shepherd serve` children started for the run.
+/// Which server a benchmark measures, as `load` and `scale` take it on the command line (a
+/// running ZooKeeper, or `shepherd serve` children started for the run), with the clients'
+/// threads and the name it is reported under.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct TargetArgs {
     /// Measure this ZooKeeper (`host:port`; maxClientCnxns must allow the sessions) instead of
@@ -45,6 +46,12 @@ pub struct TargetArgs {
         conflicts_with = "connect"
     )]
     pub serve_args: Vec<String>,
+    /// Threads of the clients' runtime (default: one per CPU).
+    #[arg(long = "client-threads", value_name = "N")]
+    pub client_threads: Option<usize>,
+    /// The server's name in the table and CSV (default: how it was reached).
+    #[arg(long)]
+    pub label: Option<String>,
 }
 
 impl TargetArgs {

@@ -8,8 +8,17 @@
 
 use std::io::{IsTerminal, Write};
 
-use clap::ValueEnum;
+use clap::{Args, ValueEnum};
 use tracing_subscriber::EnvFilter;
+
+/// The logging option every command takes.
+#[derive(Args, Clone, Copy, Debug, Default)]
+pub struct LogOptions {
+    /// Shape of the log lines on stderr: `text` for people, `json` (one object a line) for log
+    /// shippers. Which lines are shown follows RUST_LOG.
+    #[arg(long = "log-format", value_enum, default_value_t, global = true)]
+    pub format: LogFormat,
+}
 
 /// The shape of each log line (`--log-format`).
 #[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -24,10 +24,8 @@ use shepherd_server::{Config, Server};
     about = "A ZooKeeper-compatible coordination server"
 )]
 struct Cli {
-    /// Shape of the log lines on stderr: `text` for people, `json` (one object a line) for log
-    /// shippers. Which lines are shown follows RUST_LOG.
-    #[arg(long = "log-format", value_enum, default_value_t, global = true)]
-    log_format: logging::LogFormat,
+    #[command(flatten)]
+    log: logging::LogOptions,
     #[command(subcommand)]
     command: Command,
 }
@@ -109,7 +107,7 @@ fn main() -> ExitCode {
         Command::Client(_) => "error",
         Command::Tls { .. } => "warn",
     };
-    logging::init(cli.log_format, default_level);
+    logging::init(cli.log.format, default_level);
     match cli.command {
         Command::Serve {
             port,

@@ -108,12 +108,6 @@ pub struct LoadArgs {
     /// latency µs, ok) to line latencies up with the server's log.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
-    /// Threads of the clients' runtime (default: one per CPU).
-    #[arg(long = "client-threads", value_name = "N")]
-    pub client_threads: Option<usize>,
-    /// The server's name in the table and CSV (default: how it was reached).
-    #[arg(long)]
-    pub label: Option<String>,
     /// Also write the results as CSV, one row per phase of each run.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
@@ -143,9 +137,11 @@ pub fn main(args: &LoadArgs) -> ExitCode {
 pub fn execute(args: &LoadArgs, print: &mut dyn FnMut(&str)) -> Result<Vec<PhaseResult>> {
     let mut target = args.target.open()?;
     let runtime =
-        runtime::start(Threads::Workers(args.client_threads)).map_err(|source| Error::Io {
-            what: "start the clients' runtime".to_owned(),
-            source,
+        runtime::start(Threads::Workers(args.target.client_threads)).map_err(|source| {
+            Error::Io {
+                what: "start the clients' runtime".to_owned(),
+                source,
+            }
         })?;
     let mut trace = match &args.trace {
         Some(path) => {
@@ -160,7 +156,11 @@ pub fn execute(args: &LoadArgs, print: &mut dyn FnMut(&str)) -> Result<Vec<Phase
         }
         None => None,
     };
-    let server = args.label.clone().unwrap_or_else(|| target.name.clone());
+    let server = args
+        .target
+        .label
+        .clone()
+        .unwrap_or_else(|| target.name.clone());
     let windows = args
         .in_flight
         .iter()

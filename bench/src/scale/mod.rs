@@ -59,19 +59,14 @@ pub struct ScaleArgs {
     /// Wait this long, ms, before each memory reading.
     #[arg(long = "settle-ms", value_name = "MS", default_value_t = 2000)]
     pub settle_ms: u64,
-    /// With --connect, --server-pid is needed: the memory read is the server process's.
+    // With --connect, --server-pid is needed (checked in `execute`): the memory read is the
+    // server process's.
     #[command(flatten)]
     pub target: TargetArgs,
     /// A shell command run before each memory reading, e.g. `jcmd PID GC.run` for a JVM, whose
     /// RSS otherwise keeps the heap it grew to.
     #[arg(long = "before-reading", value_name = "COMMAND")]
     pub before_reading: Option<String>,
-    /// Threads of the clients' runtime (default: one per CPU).
-    #[arg(long = "client-threads", value_name = "N")]
-    pub client_threads: Option<usize>,
-    /// The server's name in the table and CSV (default: how it was reached).
-    #[arg(long)]
-    pub label: Option<String>,
     /// Also write the results as CSV, one row per measurement.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
@@ -129,9 +124,11 @@ pub fn main(args: &ScaleArgs) -> ExitCode {
 /// is a row with its error.
 pub fn execute(args: &ScaleArgs, print: &mut dyn FnMut(&str)) -> Result<Vec<Row>> {
     let runtime =
-        runtime::start(Threads::Workers(args.client_threads)).map_err(|source| Error::Io {
-            what: "start the clients' runtime".to_owned(),
-            source,
+        runtime::start(Threads::Workers(args.target.client_threads)).map_err(|source| {
+            Error::Io {
+                what: "start the clients' runtime".to_owned(),
+                source,
+            }
         })?;
     let settle = Duration::from_millis(args.settle_ms);
     if args.target.connect.is_some() && args.target.server_pid.is_none() {
@@ -145,7 +142,12 @@ pub fn execute(args: &ScaleArgs, print: &mut dyn FnMut(&str)) -> Result<Vec<Row>
         target
     };
     let mut shared = shared.map(prepare);
-    let label = |target: &Target| args.label.clone().unwrap_or_else(|| target.name.clone());
+    let label = |target: &Target| {
+        args.target
+            .label
+            .clone()
+            .unwrap_or_else(|| target.name.clone())
+    };
     print(&table_header());
     let mut rows = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
