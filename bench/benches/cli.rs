@@ -7,8 +7,8 @@
 //! only the shepherd column is measured.
 //!
 //! Run: `cargo build --release --bin shepherd && cargo bench -p shepherd-bench --bench cli`
-//! (the binary is found by `shepherd_testkit::shepherd_binary`; options after `--`: `--real-zk`, `--runs N` for shepherd,
-//! default 30, `--zkcli-runs N`, default 5).
+//! (the binary is found by `shepherd_cli::binary::shepherd`; options after `--`: `--real-zk`,
+//! `--runs N` for shepherd, default 30, `--zkcli-runs N`, default 5).
 //!
 //! A benchmark, not a harness binary: it spawns the release `shepherd` binary as a user
 //! would.
@@ -18,7 +18,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use shepherd_testkit::{shepherd_binary, spawn_serve};
+use shepherd_testkit::spawn_serve;
 
 const ZKCLI: &str = "/usr/share/zookeeper/bin/zkCli.sh";
 /// The bound on one command's run; a run that takes longer fails the benchmark.
@@ -55,9 +55,15 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// The `shepherd` binary, looked up (and named on stderr) once.
+fn shepherd_bin() -> &'static Path {
+    static BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| shepherd_cli::binary::shepherd().expect("the shepherd binary"))
+}
+
 /// `shepherd serve --port 0`, and the address it announces.
 fn start_shepherd() -> (Child, String) {
-    spawn_serve(Command::new(shepherd_binary()).args(["serve", "--port", "0"]))
+    spawn_serve(Command::new(shepherd_bin()).args(["serve", "--port", "0"]))
 }
 
 /// One client command, as shepherd and as zkCli spell it.
@@ -84,7 +90,7 @@ fn cases(root: &str, i: usize) -> Vec<Case> {
 }
 
 fn shepherd_cmd(addr: &str, args: &[String]) -> Command {
-    let mut command = Command::new(shepherd_binary());
+    let mut command = Command::new(shepherd_bin());
     command.args(args).args(["--server", addr]);
     command
 }

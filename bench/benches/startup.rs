@@ -1,13 +1,12 @@
-//! Start-to-ready time of an embedded server: from `Server::builder()` to the first
-//! ConnectResponse a raw client receives, median of many starts. With `--real-zk` it also times
-//! Debian's ZooKeeper 3.8 from process start to its first ConnectResponse, and prints the ratio.
+//! Start-to-ready time of an embedded server: from `Server::builder()` to the first ConnectResponse
+//! a raw client receives, median of many starts. With `--real-zk` it also times Debian's ZooKeeper
+//! 3.8 from process start to its first ConnectResponse, and prints the ratio.
 //!
-//! Run: `cargo bench -p shepherd-bench --bench startup` (add `-- --members 3,5` to time embedded ensembles until
-//! every member answers a session, `-- --serve` to time the `shepherd serve` process, in memory
-//! and on an empty data directory, from spawn to its first session (build it first: `cargo build
-//! --release --bin shepherd`), `-- --real-zk` where
-//! ZooKeeper is installed, and `-- --real-zk-ensemble` for a real three-member ensemble's, see
-//! `startup/real_ensemble.rs`).
+//! Run: `cargo bench -p shepherd-bench --bench startup` (add `-- --members 3,5` to time embedded
+//! ensembles until every member answers a session, `-- --serve` to time the `shepherd serve`
+//! process, in memory and on an empty data directory, from spawn to its first session (build it
+//! first: `cargo build --release --bin shepherd`), `-- --real-zk` where ZooKeeper is installed, and
+//! `-- --real-zk-ensemble` for a real three-member ensemble's, see `startup/real_ensemble.rs`).
 
 // In a folder of its own: a file directly in benches/ would be taken for a benchmark.
 #[path = "startup/real_ensemble.rs"]
@@ -18,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use shepherd_protocol::{Codec, ConnectRequest, ConnectResponse, decode_from, encode_frame};
-use shepherd_testkit::{shepherd_binary, spawn_serve};
+use shepherd_testkit::spawn_serve;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -115,8 +114,9 @@ const SERVE_STARTS: usize = 50;
 /// storage and the first handshake.
 async fn serve_start_to_ready(data_dir: Option<&Path>, starts: usize) -> Duration {
     let mut samples = Vec::with_capacity(starts);
+    let shepherd = shepherd_cli::binary::shepherd().expect("the shepherd binary");
     for start in 0..starts {
-        let mut command = Command::new(shepherd_binary());
+        let mut command = Command::new(&shepherd);
         command.args(["serve", "--bind", "127.0.0.1", "--port", "0"]);
         if let Some(dir) = data_dir {
             command.arg("--data-dir").arg(dir.join(start.to_string()));

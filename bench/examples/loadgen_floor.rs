@@ -22,9 +22,9 @@
 //! cargo run --release -p shepherd-bench --example loadgen_floor [WORKERS]   # prints: listening on 127.0.0.1:PORT
 //! ```
 
-use shepherd_cli::runtime::{self, Threads};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use shepherd_cli::runtime::{self, Threads};
 use shepherd_protocol::{
     Codec, ConnectResponse, CreateResponse, DEFAULT_MAX_BUFFER, GetChildrenResponse,
     GetDataResponse, OpCode, ReplyHeader, RequestHeader, Stat, StatResponse, frame_len,

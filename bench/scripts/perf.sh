@@ -58,6 +58,8 @@ done
 
 shepherd=${SHEPHERD:-$root/target/release/shepherd}
 bench=${SHEPHERD_BENCH:-$root/target/release/shepherd-bench}
+# The benchmark command starts this same binary for its `shepherd serve` children.
+export SHEPHERD_BIN=$shepherd
 floor=${FLOOR:-$root/target/release/examples/loadgen_floor}
 loadgen=${LOADGEN:-/usr/lib/zookeeper/bin/load_gen}
 loadgen_secs=${LOADGEN_SECS:-8}

@@ -15,7 +15,7 @@ mod target;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use shepherd_cli::logging;
 
 #[derive(Parser)]
@@ -44,7 +44,8 @@ enum Command {
     /// Throughput and latency: N sessions, W requests in flight each, through create, set,
     /// get and delete over K nodes; closed loop, or open loop at a fixed rate.
     Load(load::LoadArgs),
-    /// Memory per znode and per idle session, from the server process's resident set size.
+    /// Memory per znode and per idle session, from the server process's resident set size
+    /// (with --connect, --server-pid is required).
     Scale(scale::ScaleArgs),
     /// A soak: a long randomized fault-injection run with safety checks.
     Soak {
@@ -55,6 +56,18 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Scale(args) = &cli.command
+        && args.target.connect.is_some()
+        && args.target.server_pid.is_none()
+    {
+        // A usage error, as clap's own `requires` would give: scale reads the server's memory.
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "scale --connect needs --server-pid: the memory read is the server process's",
+            )
+            .exit();
+    }
     let default_level = match cli.command {
         // Under chaos every cut and expiry makes the client warn; the soak counts them itself.
         Command::Soak { .. } => "error",

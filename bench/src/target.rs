@@ -1,7 +1,7 @@
 //! The server a benchmark measures ([`Target`]) and what `/proc` says about its process: CPU
 //! time ([`cpu_time`]), resident memory ([`rss_bytes`]) and the open-file limit
-//! ([`open_files_limit`]). Shared by `shepherd-bench load` and `shepherd-bench scale`; the
-//! [`Error`] they fail with.
+//! ([`open_files_limit`]), and the options that name it ([`TargetArgs`]). Shared by
+//! `shepherd-bench load` and `shepherd-bench scale`.
 //!
 //! A target is either a `shepherd serve` child process that the benchmark starts (the default:
 //! its CPU and memory are then the server's alone, apart from the client's) or any ZooKeeper
@@ -34,7 +34,7 @@ pub struct TargetArgs {
     /// `shepherd serve` children.
     #[arg(long, value_name = "HOST:PORT")]
     pub connect: Option<String>,
-    /// The process id of the --connect server, whose CPU time and memory are read.
+    /// The process id of the --connect server, read for its CPU time (load) or memory (scale).
     #[arg(long = "server-pid", value_name = "PID", requires = "connect")]
     pub server_pid: Option<u32>,
     /// An argument for every `shepherd serve` child (repeat for several: `--serve-arg=--config
@@ -99,10 +99,10 @@ impl Target {
         }
     }
 
-    /// Starts `shepherd serve --port 0 ARGS…` (this very executable) as a child and waits for
-    /// its `shepherd listening on ADDR` line. Unless ARGS has its own `--config`, the child
-    /// reads a zoo.cfg of `maxClientCnxns=0` (written to the temporary directory), since every
-    /// session of a benchmark comes from one address.
+    /// Starts `shepherd serve --port 0 ARGS…` (the `shepherd` beside this executable, or
+    /// `SHEPHERD_BIN`) as a child and waits for its `shepherd listening on ADDR` line. Unless ARGS
+    /// has its own `--config`, the child reads a zoo.cfg of `maxClientCnxns=0` (written to the
+    /// temporary directory), since every session of a benchmark comes from one address.
     ///
     /// # Errors
     /// [`Error::Io`] when it cannot be started or exits before listening.
@@ -111,7 +111,7 @@ impl Target {
             let what = what.to_owned();
             move |source| Error::Io { what, source }
         };
-        let exe = shepherd_executable().map_err(io("find the shepherd executable"))?;
+        let exe = shepherd_cli::binary::shepherd().map_err(io("find the shepherd executable"))?;
         let mut command = Command::new(exe);
         command.args(["serve", "--port", "0"]);
         // Our own configuration, unless the caller gave one. `serve` reads it before it
@@ -313,26 +313,6 @@ pub fn open_files_limit(pid: u32) -> Result<Option<u64>> {
         .ok_or_else(|| Error::Refused(format!("{path} has no Max open files")))?;
     let soft = line["Max open files".len()..].split_whitespace().next();
     Ok(soft.and_then(|s| s.parse().ok()))
-}
-
-/// The `shepherd` command a benchmark starts: `SHEPHERD_BIN` when set, else the one beside this
-/// executable (cargo builds both into `target/<profile>/`).
-fn shepherd_executable() -> std::io::Result<std::path::PathBuf> {
-    if let Some(path) = std::env::var_os("SHEPHERD_BIN") {
-        return Ok(path.into());
-    }
-    let beside = std::env::current_exe()?.with_file_name("shepherd");
-    if beside.is_file() {
-        Ok(beside)
-    } else {
-        Err(std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            format!(
-                "no {}: build it with `cargo build [--release] --bin shepherd`, or set SHEPHERD_BIN",
-                beside.display()
-            ),
-        ))
-    }
 }
 
 #[cfg(test)]

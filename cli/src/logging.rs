@@ -1,10 +1,11 @@
-//! Where the `shepherd` command's tracing events go, and in what shape: stderr, filtered by
-//! `RUST_LOG` (else a per-command default level), as text or as JSON lines (`--log-format`).
+//! Where the `shepherd` and `shepherd-bench` commands' tracing events go, and in what shape:
+//! stderr, filtered by `RUST_LOG` (else a per-command default level), as text or as JSON lines
+//! (`--log-format`).
 //!
-//! Invariants: logs go to stderr only, so that stdout stays for what scripts read (the
-//! `shepherd listening on …` line, a benchmark's table); text carries ANSI colour codes only
-//! when stderr is a terminal and `NO_COLOR` is unset or empty, so that a log redirected to a
-//! file or a pipe holds no escape bytes; JSON never carries them.
+//! Invariants: logs go to stderr only, so that stdout stays for what scripts read (the `shepherd
+//! listening on …` line, a benchmark's table); text carries ANSI colour codes only when stderr is a
+//! terminal and `NO_COLOR` is unset or empty, so that a log redirected to a file or a pipe holds no
+//! escape bytes; JSON never carries them.
 
 use std::io::{IsTerminal, Write};
 

@@ -6,7 +6,6 @@
 mod commands;
 mod shutdown;
 
-use shepherd_cli::runtime::{self, Threads};
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,6 +13,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use shepherd_cli::logging;
+use shepherd_cli::runtime::{self, Threads};
 use shepherd_server::storage::StorageError;
 use shepherd_server::{Config, Server};
 

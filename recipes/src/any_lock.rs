@@ -1,6 +1,6 @@
 //! [`LockKind`], [`AnyLock`] and [`AnyGuard`]: every lock of this crate (each type, each wait
 //! strategy, each half of a read/write lock) behind one enum, for code that runs the same
-//! scenario on all of them: the recipes' tests, the fault matrix, `shepherd bench herd`.
+//! scenario on all of them: the recipes' tests, the fault matrix, `shepherd-bench herd`.
 //!
 //! Invariant: one layout per kind on a given path, so that two contenders built from the same
 //! kind and path contend for the same lock: [`LockKind::Ephemeral`] on the node `<path>/lock`,

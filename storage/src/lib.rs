@@ -1,7 +1,7 @@
 //! Durable storage in ZooKeeper 3.8's own on-disk format, byte for byte, so that a data
 //! directory moves between ZooKeeper and Shepherd both ways (docs/storage.md is the reference).
 //!
-//! This module owns the files of a data directory and nothing else: it never touches the core,
+//! This crate owns the files of a data directory and nothing else: it never touches the core,
 //! reads no clock and spawns no thread; all of it is blocking file I/O for the shell to run on
 //! its own threads. Callers hand it records (log entries, node records the core produced) and
 //! get records back.

@@ -1,5 +1,5 @@
 //! Requests that hostile clients send, built once for the hostile-client tests and the
-//! benchmark that measures a bystander's latency under them (`server/benches/hostile.rs`).
+//! benchmark that measures a bystander's latency under them (`bench/benches/hostile/`).
 
 use shepherd_protocol::{Acl, CreateMode, CreateRequest, Id, Request};
 

@@ -22,6 +22,8 @@
 //! * [`oracle`]: the differential oracle against real ZooKeeper, run by the `oracle` binary.
 //! * [`spawn_serve`], [`listening_addr`]: `shepherd serve` as a child process, and the address
 //!   it announces.
+//! * [`all_words_server`], [`secured_embedded`]: an embedded server with every four-letter
+//!   word, and one with TLS and a SASL user.
 //!
 //! This crate is never published; it is a dev-dependency of the workspace's test suites. It
 //! panics freely: a failed setup step is a failed test.
@@ -56,7 +58,7 @@ pub use paths::unique;
 pub use peer::{Peer, hello, reply_header};
 pub use proxy::{CutAfter, Proxy};
 pub use requests::{create, exists, get_data, set_data};
-pub use serve_child::{listening_addr, shepherd_binary, spawn_serve};
+pub use serve_child::{listening_addr, spawn_serve};
 pub use servers::{
     TestServer, all_words_server, embedded, embedded_builder, real_zookeeper, secured_embedded,
     servers,

@@ -2,40 +2,7 @@
 //! from the first line it prints (`shepherd listening on ADDR`).
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-
-/// The `shepherd` binary, for a benchmark or test outside the package that builds it (cargo gives
-/// `CARGO_BIN_EXE_shepherd` to that package's own tests only): `SHEPHERD_BIN` when set, else the
-/// `shepherd` beside the running executable's profile directory (`target/<profile>/shepherd`,
-/// which `cargo build [--release] --bin shepherd` writes).
-///
-/// # Panics
-/// If there is no such file: the message names the command that builds it.
-pub fn shepherd_binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("SHEPHERD_BIN") {
-        return PathBuf::from(path);
-    }
-    let exe = std::env::current_exe().expect("the running executable's path");
-    // target/<profile>/deps/<name>-<hash> for benches and tests; target/<profile>/<name> else.
-    let profile_dir = exe
-        .ancestors()
-        .skip(1)
-        .find(|dir| !dir.ends_with("deps") && !dir.ends_with("examples"))
-        .expect("a profile directory above the executable");
-    let candidate = profile_dir.join("shepherd");
-    let release = if profile_dir.ends_with("release") {
-        " --release"
-    } else {
-        ""
-    };
-    assert!(
-        candidate.is_file(),
-        "no shepherd binary at {}: run `cargo build{release} --bin shepherd` first, or set SHEPHERD_BIN",
-        candidate.display()
-    );
-    candidate
-}
 
 /// The address in a `shepherd listening on ADDR` line (`ADDR` alone, without the ` (TLS)` a
 /// secure port's line adds), or `None` for any other line.

@@ -17,7 +17,6 @@
 mod session;
 mod tls;
 
-use shepherd_cli::runtime::{self, Threads};
 use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
@@ -27,6 +26,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
+use shepherd_cli::runtime::{self, Threads};
 use tokio_rustls::rustls::pki_types::ServerName;
 
 use session::{Sample, Transport};

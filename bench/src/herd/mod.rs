@@ -30,7 +30,7 @@
 //! | [`run`] | one run, and what it measured |
 //! | [`report`] | the table, the CSV (written and read back), the chart's series |
 //! | [`chart`] | drawing a log-log chart as SVG, with `plotters` |
-//! | [`error`] | why a run, or the benchmark, failed |
+//! | [`crate::error`] | why a run, or the benchmark, failed (shared by every benchmark) |
 //!
 //! Invariant: the clients run on one single-threaded runtime and an embedded server on its
 //! own threads, so that the clients never delay the server they measure.
@@ -41,12 +41,12 @@ mod recipe;
 mod report;
 mod run;
 
-use shepherd_cli::runtime::Threads;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
+use shepherd_cli::runtime::Threads;
 use shepherd_client::Client;
 use shepherd_server::Server;
 use tokio::time::timeout;

@@ -26,7 +26,6 @@ mod pace;
 pub mod phase;
 mod report;
 
-use shepherd_cli::runtime::{self, Threads};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -36,6 +35,7 @@ use std::time::Duration;
 
 use clap::Args;
 use futures_util::{StreamExt, TryStreamExt, stream};
+use shepherd_cli::runtime::{self, Threads};
 use shepherd_client::{Client, CreateOptions};
 use tokio::time::timeout;
 

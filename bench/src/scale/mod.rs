@@ -17,12 +17,12 @@
 mod nodes;
 mod sessions;
 
-use shepherd_cli::runtime::{self, Threads};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
+use shepherd_cli::runtime::{self, Threads};
 
 use crate::error::{Error, Result};
 use crate::target::{Target, TargetArgs};

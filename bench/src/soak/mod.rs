@@ -29,12 +29,12 @@ pub mod worker;
 #[cfg(test)]
 mod tests;
 
-use shepherd_cli::runtime::{self, Threads};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
+use shepherd_cli::runtime::{self, Threads};
 use shepherd_server::Server;
 
 use engine::ChaosConfig;

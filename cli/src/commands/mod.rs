@@ -22,10 +22,10 @@ mod walk;
 mod watch;
 mod write;
 
-use shepherd_cli::runtime::{self, Threads};
 use std::process::ExitCode;
 
 use clap::Subcommand;
+use shepherd_cli::runtime::{self, Threads};
 use shepherd_client::Client;
 
 pub use connection::Conn;

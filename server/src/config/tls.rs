@@ -2,7 +2,7 @@
 //! the `ssl.*` keys and `client.portUnification` (docs/security.md, "TLS").
 //!
 //! This module only records the keys; the files are read and the rustls configuration built
-//! by `shell/tls` ([`crate::tls::server_config`]), once, at start. Each key is accepted with or
+//! by `shell/net/tls` ([`crate::tls::server_config`]), once, at start. Each key is accepted with or
 //! without the `zookeeper.` prefix (ZooKeeper reads both, the prefixed one being the system
 //! property's spelling).
 
@@ -70,7 +70,11 @@ pub struct StoreFile {
 }
 
 /// How client connections are secured with TLS. The default serves plaintext only.
+///
+/// Built by [`Default`] and the zoo.cfg keys (or the builder), never field by field outside this
+/// crate, so that a key added later is not a breaking change.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct TlsSettings {
     /// `secureClientPort`: where TLS clients connect (0 picks a free one).
     pub secure_port: Option<u16>,

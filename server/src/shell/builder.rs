@@ -310,7 +310,7 @@ impl ServerBuilder {
     /// malformed JAAS file, one without its `Server` section, or an `enforce.auth` scheme
     /// with no provider.
     pub async fn start(mut self) -> io::Result<ServerHandle> {
-        let secure = crate::shell::net::tls::prepare(&mut self.config)?;
+        let secure = crate::shell::net::tls::prepare(&self.config)?;
         let tls = &self.config.tls;
         let mut secure_listener = None;
         if secure.is_some() && !tls.serves_plain() {

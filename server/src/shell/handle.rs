@@ -5,7 +5,7 @@
 //! here holds a lock across an `.await`. Dropping the handle does not stop the server: the
 //! owner decides when it ends. Besides its listener, a server serves any byte stream its owner
 //! hands to [`ServerHandle::serve_io`], with one task per connection either way. The test controls (expiry, faults, freezes, seeding, inspection)
-//! are methods of the same handle, kept in `controls.rs`.
+//! are methods of the same handle, kept in `controls/methods.rs`.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;

@@ -15,8 +15,11 @@
 //! (`net/conn/reader.rs`) → core (`state/shared.rs`) → log (`durable/journal.rs`) → gate
 //! (`durable/gate.rs`) → connection (`net/conn/outbox.rs`, `net/conn/writer.rs`).
 //!
-//! The subsystems, bottom up; a module uses only those below it or beside it, never one that
-//! uses it (`.ci/module-cycles.py` fails CI on an import circle):
+//! The folders group the files by subsystem. Between files there is no import circle: each file
+//! uses only files that do not, directly or through others, use it back (`.ci/module-cycles.py`
+//! fails CI otherwise). Between folders uses go both ways (the shared state owns a gate, fault
+//! rules and outboxes; the durable lifecycle works on the shared state), so the folders read
+//! roughly bottom up:
 //! * `state/`: what every task holds (`shared.rs`), the messages of the write path
 //!   (`outbound.rs`), the clock, the traffic counters and the ticker;
 //! * `durable/`: with a data directory, the log thread, the gate, snapshots, recovery, the

@@ -1,8 +1,9 @@
-//! Fault rules: which requests suffer what, and how the shell carries a fault out.
+//! Fault rules: which requests suffer what. The connection's task carries a fault out
+//! (`net/conn/faulted.rs`).
 //!
 //! A rule is matched per request, on the connection's task, before the core sees the request;
 //! the first live rule that matches fires (its count goes up, waking `fault_fired`) and its
-//! [`Fault`] is applied by [`apply_fault`] in place of the plain request. A fault is applied
+//! [`Fault`] is applied by `apply_fault` in place of the plain request. A fault is applied
 //! under the core lock and its outcome routed before the lock is released, as for any request,
 //! so a faulted reply keeps its place in the core's single total order.
 //!

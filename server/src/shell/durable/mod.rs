@@ -1,4 +1,7 @@
-//! Durability with a data directory: the log thread, the gate, snapshots, recovery and restart.
+//! Durability with a data directory: what a durable server holds (`store.rs`), the log thread
+//! (`journal.rs`), the gate that holds replies until the disk has their writes (`gate.rs`),
+//! snapshots, recovery, the lifecycle that ties them to the shared state (`lifecycle.rs`) and
+//! restart.
 
 pub(crate) mod gate;
 pub(crate) mod journal;

@@ -202,19 +202,19 @@ pub(crate) fn recover(durable: &Durable, now: Now) -> io::Result<Core> {
     Ok(core)
 }
 
-/// Recovers the core from the data directory, or starts a fresh one (at the configured
-/// initial zxid) if it holds nothing. Blocking.
+/// Recovers the core from the data directory, or starts a fresh one (at the configured initial
+/// zxid) if it holds nothing. Blocking.
 ///
 /// ZooKeeper takes a clean snapshot after loading, before it serves (`ZooKeeperServer.loadData`).
-/// Here that snapshot is taken before serving only when the directory has none yet (a fresh
-/// or logs-only directory: the snapshot is small, and without one ZooKeeper could not open the
+/// Here that snapshot is taken before serving only when the directory has none yet (a fresh or
+/// logs-only directory: the snapshot is small, and without one ZooKeeper could not open the
 /// directory). Otherwise the directory already holds a snapshot and the logs after it, which
-/// recover to the same state again, so the clean snapshot is taken live, in the background,
-/// once the log runs (`lifecycle::start`): a million-node tree serves seconds earlier.
+/// recover to the same state again, so the clean snapshot is taken live, in the background, once
+/// the log runs (`lifecycle::start`): a million-node tree serves seconds earlier.
 ///
 /// # Errors
-/// A [`StorageError`] inside the `io::Error`, naming the path that could not be read or
-/// written.
+/// A [`StorageError`](crate::storage::StorageError) inside the `io::Error`, naming the path that
+/// could not be read or written.
 pub(crate) fn recover_and_snapshot(durable: &Durable, now: Now) -> io::Result<Core> {
     let had_snapshot = !durable
         .dir

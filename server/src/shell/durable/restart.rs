@@ -1,7 +1,7 @@
 //! [`ServerHandle::restart`]: the server goes away and comes back on the same port, as a
 //! ZooKeeper server restarted by its operator does, within one process.
 //!
-//! The listeners (one per ensemble member, `member.rs`) and every connection belong to one
+//! The listeners (one per ensemble member, `ensemble/member.rs`) and every connection belong to one
 //! generation (a child of the shutdown token): a restart cancels it, so that every client sees
 //! a connection loss, waits until the last connection has left the core and the listeners are
 //! closed, reloads the state, and starts a new generation on the same addresses (members

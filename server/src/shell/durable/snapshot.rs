@@ -1,5 +1,6 @@
-//! Snapshots: the clean one at start, the ones the log asks for every `snapCount` txns, and
-//! the purge of old ones (`autopurge.*`).
+//! Snapshots: the clean one at start and the walk that writes any snapshot. The live ones the
+//! log asks for every `snapCount` txns, and the purge of old ones (`autopurge.*`), are started
+//! by `lifecycle.rs`.
 //!
 //! A live snapshot is fuzzy, as ZooKeeper's are: the walk takes the core lock for one slice of
 //! about [`SLICE_NODES`] nodes at a time and releases it between slices, so requests keep

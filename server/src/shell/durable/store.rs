@@ -49,12 +49,13 @@ pub(crate) struct Durable {
     pub(crate) core_config: CoreConfig,
     pub(crate) journal: Arc<Journal>,
     /// A snapshot thread runs (ZooKeeper's `snapThreadMutex`).
-    pub(crate) snapshotting: AtomicBool,
-    /// Recovery left the clean snapshot for `lifecycle::start` to take live (see `recover_and_snapshot`).
-    pub(crate) snapshot_after_start: AtomicBool,
-    pub(crate) snapshot_thread: Mutex<Option<JoinHandle<()>>>,
+    pub(super) snapshotting: AtomicBool,
+    /// Recovery left the clean snapshot for `lifecycle::start` to take live (see
+    /// `recover_and_snapshot`).
+    pub(super) snapshot_after_start: AtomicBool,
+    pub(super) snapshot_thread: Mutex<Option<JoinHandle<()>>>,
     /// Why the log stopped, once it failed.
-    pub(crate) failure: watch::Sender<Option<String>>,
+    pub(super) failure: watch::Sender<Option<String>>,
 }
 
 impl Durable {

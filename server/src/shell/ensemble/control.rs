@@ -5,7 +5,7 @@
 //! endpoints sharing one state (`member.rs` owns their listeners and leadership). A member is
 //! only an endpoint: stopping it closes its listener and its connections, never the state, so
 //! every session lives on with its timeout running and its client is free to move to another
-//! member. Partitioning a member is the session freeze (`freeze.rs`) applied to every
+//! member. Partitioning a member is the session freeze (`controls/freeze.rs`) applied to every
 //! connection of that member, new ones included.
 //!
 //! Ordering: member changes run one at a time, and one at a time with

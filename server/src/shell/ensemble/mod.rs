@@ -1,4 +1,5 @@
-//! The in-process ensemble: the members' endpoints and leadership, and the handle's member controls.
+//! The in-process ensemble: the members' endpoints and leadership (`member.rs`), and the
+//! handle's member controls (`control.rs`).
 
 pub(crate) mod control;
 pub(crate) mod member;

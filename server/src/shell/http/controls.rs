@@ -6,15 +6,16 @@
 //! Off by default ([`crate::ServerBuilder::test_controls`], `shepherd serve --test-controls`).
 //! Invariants:
 //! * the listener is on a loopback address, never anything else: start refuses the rest;
-//! * every request carries `Authorization: Bearer <token>` ([`controls_auth`](crate::shell::http::controls_auth)),
-//!   checked before its body is read; without it the answer is 401 and nothing is done;
-//! * a body is read only up to [`MAX_BODY_BYTES`] (413 beyond), and no body, however
-//!   malformed, panics or applies a control: it is a 400 with `{"error": "..."}`;
-//! * every answer is JSON; outcomes (no such session or member, not connected, a member's
-//!   port taken) are 404 and 409 values.
+//! * every request carries `Authorization: Bearer <token>`
+//!   ([`controls_auth`](crate::shell::http::controls_auth)), checked before its body is read;
+//!   without it the answer is 401 and nothing is done;
+//! * a body is read only up to [`MAX_BODY_BYTES`] (413 beyond), and no body, however malformed,
+//!   panics or applies a control: it is a 400 with `{"error": "..."}`;
+//! * every answer is JSON; outcomes (no such session or member, not connected, a member's port
+//!   taken) are 404 and 409 values.
 //!
-//! The controls act through a second [`ServerHandle`] on the same shared state, so an HTTP
-//! call does exactly what the Rust method of the same name does, in the same core order.
+//! The controls act through a second [`ServerHandle`] on the same shared state, so an HTTP call
+//! does exactly what the Rust method of the same name does, in the same core order.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

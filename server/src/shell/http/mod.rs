@@ -1,19 +1,19 @@
 //! The HTTP server of the operations endpoints: ZooKeeper's AdminServer (`/commands`,
-//! `/commands/<name>`, [`commands`]), the Prometheus provider's `/metrics` ([`metrics`]), and
-//! the token-guarded test controls ([`controls`], on a loopback listener of their own).
+//! `/commands/<name>`, [`commands`]), the Prometheus provider's `/metrics` ([`metrics`]), and the
+//! token-guarded test controls ([`controls`], on a loopback listener of their own).
 //!
-//! Shape, as the rest of the shell: the builder binds the listener, and one task accepts
-//! ([`accept_loop`]) and spawns one task per HTTP connection, all tracked and all stopped by
-//! the server's shutdown token. A listener serves the admin commands, the metrics, or both
-//! (when the two are configured on the same address). Answers are computed synchronously from
-//! the shared state: the core lock is taken and released inside a query, never across an
-//! `.await`.
+//! Shape, as the rest of the shell: the listeners are bound before the server serves
+//! ([`Listeners`]), and one task accepts ([`accept_loop`]) and spawns one task per HTTP connection,
+//! all tracked and all stopped by the server's shutdown token. A listener serves the admin
+//! commands, the metrics, or both (when the two are configured on the same address). Answers are
+//! computed synchronously from the shared state: the core lock is taken and released inside a
+//! query, never across an `.await`.
 //!
-//! A slow or hostile peer cannot stall anything but its own task: request heads are bounded in
-//! size ([`MAX_HEAD_BYTES`]) and in time ([`HEAD_TIMEOUT`]), request bodies are never read
-//! (the test controls read theirs, bounded in size, after the token is checked), a connection
-//! lives at most [`CONNECTION_LIFETIME`], and at most [`MAX_CONNECTIONS`] are served at once
-//! (more are closed on accept).
+//! A slow or hostile peer cannot stall anything but its own task: request heads are bounded in size
+//! ([`MAX_HEAD_BYTES`]) and in time ([`HEAD_TIMEOUT`]), request bodies are never read (the test
+//! controls read theirs, bounded in size, after the token is checked), a connection lives at most
+//! [`CONNECTION_LIFETIME`], and at most [`MAX_CONNECTIONS`] are served at once (more are closed on
+//! accept).
 
 mod commands;
 pub(crate) mod controls;

@@ -12,9 +12,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::time::Instant;
-
 use tokio::net::TcpListener;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -25,7 +24,7 @@ use crate::shell::state::shared::Shared;
 
 /// Accepts connections for ensemble member `member` (1 for a single server) until `shutdown`
 /// (the member's token) is cancelled. With TLS on, member 1's port serves TLS only on a
-/// secure-only server, and TLS beside plain under `client.portUnification` (`shell/tls`).
+/// secure-only server, and TLS beside plain under `client.portUnification` (`net/tls`).
 pub(crate) async fn accept_loop(
     listener: TcpListener,
     shared: Arc<Shared>,
@@ -44,7 +43,7 @@ pub(crate) async fn accept_loop(
 /// Accepts TLS connections on the secure port (`secureClientPort`) for member 1; with
 /// `client.portUnification` plain ones too. The loop lives until `shutdown`, across restarts;
 /// each connection belongs to the generation current when it was accepted, so that a restart
-/// drops TLS connections as it drops plain ones (`restart.rs`).
+/// drops TLS connections as it drops plain ones (`durable/restart.rs`).
 pub(crate) async fn secure_accept_loop(
     listener: TcpListener,
     shared: Arc<Shared>,

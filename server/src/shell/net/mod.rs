@@ -1,4 +1,6 @@
-//! Client connections: the listeners, one task per connection, and TLS.
+//! Client connections: the accept loop (`listener.rs`), one task per connection (`conn/`), TLS
+//! (`tls/`), and what the first two share: the time and queue limits (`limits.rs`) and the rate
+//! limit of refusal lines (`refusals.rs`).
 
 pub(crate) mod conn;
 pub(crate) mod limits;

@@ -17,7 +17,7 @@ pub(crate) enum Outbound {
     /// Write nothing queued after this before this instant (a delayed reply, `Fault::Delay`).
     Delay(Instant),
     /// Drop the connection at once, queue and all: a close that owes the peer nothing (an
-    /// expired or taken-over session, an unreadable frame). Never queued (see `conn::outbox`).
+    /// expired or taken-over session, an unreadable frame). Never queued (see `net::conn::outbox`).
     Abort,
 }
 

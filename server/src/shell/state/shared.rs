@@ -40,7 +40,7 @@ struct ConnEntry {
     stats: Arc<ConnStats>,
     /// Cancelled to drop the connection at once (a child of the shutdown token).
     kill: CancellationToken,
-    /// The ensemble member it came in on (`ensemble.rs`).
+    /// The ensemble member it came in on (`ensemble/member.rs`).
     member: u64,
 }
 
@@ -52,7 +52,7 @@ pub(crate) struct Router {
     conns: Mutex<HashMap<ConnId, ConnEntry>>,
     next_conn: AtomicU64,
     /// With a data directory: what is routed waits here until the writes it may reveal are on
-    /// disk (`gate.rs`).
+    /// disk (`durable/gate.rs`).
     gate: Option<Gate>,
 }
 
@@ -86,7 +86,7 @@ impl Router {
         let conns = self.conns.lock();
         for (conn, message) in routed {
             if let Some(entry) = conns.get(&conn) {
-                // Metered against the connection's outbound limit; see `conn::outbox`.
+                // Metered against the connection's outbound limit; see `net::conn::outbox`.
                 entry.tx.push(message, &entry.stats);
             }
         }
@@ -104,7 +104,7 @@ impl Router {
     }
 
     /// Ends a core call with a data directory: tags what it routed with `handed`, the last
-    /// zxid handed to the log, and sends or holds it (`gate.rs`).
+    /// zxid handed to the log, and sends or holds it (`durable/gate.rs`).
     fn seal(&self, handed: Option<i64>) {
         if let Some(gate) = &self.gate {
             gate.seal(handed, |routed| self.deliver(routed));

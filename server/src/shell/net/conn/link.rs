@@ -29,7 +29,7 @@ pub(crate) struct Conn {
     /// The server's shutdown, of which `kill` is a child: its member's token, cancelled when
     /// the member stops.
     pub(crate) shutdown: CancellationToken,
-    /// The ensemble member it came in on: partitioning that member holds it (`freeze.rs`).
+    /// The ensemble member it came in on: partitioning that member holds it (`controls/freeze.rs`).
     pub(crate) member: u64,
 }
 

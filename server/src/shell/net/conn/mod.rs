@@ -1,38 +1,39 @@
 //! One task per connection: a reader that reads frames and hands them to the core, and a writer
-//! that writes what the core queued for the connection, in queue order, running side by side
-//! within it (one task costs less than two and needs no channel between them).
+//! that writes what the core queued for the connection, in queue order, running side by side within
+//! it (one task costs less than two and needs no channel between them).
 //!
-//! The task runs over any byte stream (`AsyncRead + AsyncWrite`): a TCP socket from the
-//! listener, or an in-memory pipe handed to `ServerHandle::serve_io`. Nothing here depends on
-//! which; the per-IP limit and the peer's address are settled at registration, before the task
-//! starts. The task ends when the peer closes, when the server shuts down, or when the
-//! connection is killed, and it always unregisters itself on the way out.
+//! The task runs over any byte stream (`AsyncRead + AsyncWrite`): a TCP socket from the listener,
+//! or an in-memory pipe handed to `ServerHandle::serve_io`. Nothing here depends on which; the
+//! per-IP limit and the peer's address are settled at registration, before the task starts. The
+//! task ends when the peer closes, when the server shuts down, or when the connection is killed,
+//! and it always unregisters itself on the way out.
 //!
 //! Rules enforced here rather than in the core, because they are about the stream:
-//! * a frame length outside `0..=jute.maxbuffer` closes the connection with no reply (docs/protocol.md §1.3);
-//! * a four-letter word is recognized only as the first four bytes, answered as raw text, and
-//!   the connection closed (docs/protocol.md §14.1); the peer's half-close does not stop the
-//!   answer, but a peer that does not take it within [`HANDSHAKE_IDLE`] of no progress, or
+//! * a frame length outside `0..=jute.maxbuffer` closes the connection with no reply
+//!   (docs/protocol.md §1.3);
+//! * a four-letter word is recognized only as the first four bytes, answered as raw text, and the
+//!   connection closed (docs/protocol.md §14.1); the peer's half-close does not stop the answer,
+//!   but a peer that does not take it within [`HANDSHAKE_IDLE`] of no progress, or
 //!   [`FOUR_LETTER_DEADLINE`] in all, is dropped, and shutdown never waits for it;
-//! * a connection silent for its session timeout (10 s before the handshake) is closed; the
-//!   session lives on until its own expiry (docs/protocol.md §13.1);
-//! * reading goes on while a write is pending, so a client taking a large reply slowly still
-//!   has its pings read and keeps its session; requests are read only while fewer than
-//!   [`MAX_QUEUED_FRAMES`] frames wait to be written to the connection, so a client that floods
-//!   requests without reading the replies stops being read, not served without bound;
+//! * a connection silent for its session timeout (10 s before the handshake) is closed; the session
+//!   lives on until its own expiry (docs/protocol.md §13.1);
+//! * reading goes on while a write is pending, so a client taking a large reply slowly still has
+//!   its pings read and keeps its session; requests are read only while fewer than
+//!   `MAX_QUEUED_FRAMES` (`net/limits.rs`) frames wait to be written to the connection, so a client
+//!   that floods requests without reading the replies stops being read, not served without bound;
 //! * the bytes waiting to be written to a connection are capped (`Config::outbound_limit`,
 //!   [`outbox`]): a connection that would pass the cap is closed;
-//! * a write that makes no progress for the session's timeout (10 s before the handshake)
-//!   closes the connection: a peer that stopped reading is dropped, as ZooKeeper's connection
-//!   expirer drops one that does no I/O for as long;
+//! * a write that makes no progress for the session's timeout (10 s before the handshake) closes
+//!   the connection: a peer that stopped reading is dropped, as ZooKeeper's connection expirer
+//!   drops one that does no I/O for as long;
 //! * a close that owes the peer nothing (its session expired or was taken over) drops the
 //!   connection at once, mid-write included ([`outbox`]).
 //!
-//! Footprint: an idle connection holds no read buffer ([`frames`]), no write buffer and no
-//! queue allocation ([`outbox`], [`writer`]); what it keeps is its task (this module's futures,
-//! kept small by boxing the rare waits, a held connection's and a full queue's, and the writing
-//! of each burst), its queue's few words, its counters and the runtime's registration of its
-//! socket. docs/bench/scale.md ("Per session") has the figures.
+//! Footprint: an idle connection holds no read buffer ([`frames`]), no write buffer and no queue
+//! allocation ([`outbox`], [`writer`]); what it keeps is its task (this module's futures, kept
+//! small by boxing the rare waits, a held connection's and a full queue's, and the writing of each
+//! burst), its queue's few words, its counters and the runtime's registration of its socket.
+//! docs/bench/scale.md ("Per session") has the figures.
 
 mod faulted;
 mod frames;
@@ -85,7 +86,7 @@ where
 }
 
 /// [`spawn`] for a connection whose stream comes out of `upgrade`, awaited first inside the
-/// connection's task (a TLS handshake, `shell/tls`): registered (and counted against
+/// connection's task (a TLS handshake, `net/tls`): registered (and counted against
 /// `per_ip_limit`) at once, then served over the stream `upgrade` yields with the identities
 /// it yields added before the first frame is read. `upgrade` yielding `None`, or the
 /// connection being killed first, ends the task. `upgrade` bounds its own time.

@@ -26,7 +26,7 @@ pub use test_pki::{
 /// # Errors
 /// `InvalidInput` wrapping the [`TlsError`] (the file or key and the reason).
 pub(crate) fn prepare(
-    config: &mut crate::Config,
+    config: &crate::Config,
 ) -> std::io::Result<Option<std::sync::Arc<accept::Secure>>> {
     let built = server_config(&config.tls)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;

@@ -1,11 +1,12 @@
-//! From settings to a rustls `ServerConfig`: the key material (zoo.cfg's key and trust stores,
-//! or the embedded builder's [`ServerTls`]), the client-certificate policy, the protocol
-//! versions and the cipher suites. Built once, at start; every problem is a [`TlsError`].
+//! From settings to a rustls `ServerConfig`: the key material (zoo.cfg's key and trust stores, or
+//! the embedded builder's [`ServerTls`](crate::config::ServerTls)), the client-certificate policy,
+//! the protocol versions and the cipher suites. Built once, at start; every problem is a
+//! [`TlsError`].
 //!
-//! Mapping (docs/security.md, "TLS"): `ssl.protocol`/`ssl.enabledProtocols` name Java's
-//! protocols, of which `TLSv1.2` and `TLSv1.3` exist in rustls (older ones are warned about and
-//! left out); `ssl.ciphersuites` names suites by their IANA names, which are Java's, and those
-//! rustls lacks (CBC, RSA key exchange) are warned about and left out.
+//! Mapping (docs/security.md, "TLS"): `ssl.protocol`/`ssl.enabledProtocols` name Java's protocols,
+//! of which `TLSv1.2` and `TLSv1.3` exist in rustls (older ones are warned about and left out);
+//! `ssl.ciphersuites` names suites by their IANA names, which are Java's, and those rustls lacks
+//! (CBC, RSA key exchange) are warned about and left out.
 
 use std::sync::Arc;
 
