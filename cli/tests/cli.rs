@@ -246,3 +246,94 @@ fn a_bad_log_format_is_a_usage_error() {
     assert!(stderr.contains("--log-format"), "{stderr}");
     assert!(stderr.contains("json"), "names the choices: {stderr}");
 }
+
+/// Every file under `dir` with its bytes, sorted by path.
+fn files_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("list a directory") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = std::fs::read(&path).expect("read a file");
+                files.push((path, bytes));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_log_stops_serve_with_exit_4_and_leaves_every_file_as_it_was() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let data = dir.path().to_str().expect("a UTF-8 path");
+    let serving = Serving::start(&["--data-dir", data]).await;
+    let client = shepherd_testkit::connect(&serving.addr).await;
+    let persistent = shepherd_client::CreateOptions::persistent();
+    for i in 0..50 {
+        let path = format!("/n{i:02}");
+        client
+            .create(&path, &[b'x'; 64], &persistent)
+            .await
+            .expect("create");
+    }
+    client.close().await.expect("close");
+    serving.signal("TERM");
+    assert!(serving.exit().await.status.success());
+    // One flipped bit in the middle of what the newest log holds: acknowledged entries follow.
+    let logs = dir.path().join("version-2");
+    let newest = std::fs::read_dir(&logs)
+        .expect("the log directory")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("log."))
+        })
+        .max()
+        .expect("a log file");
+    let mut bytes = std::fs::read(&newest).expect("read the log");
+    let written = bytes.iter().rposition(|b| *b != 0).expect("entries");
+    bytes[written / 2] ^= 0x10;
+    std::fs::write(&newest, &bytes).expect("damage the log");
+    let before = files_under(dir.path());
+
+    let restart = shepherd()
+        .args(["serve", "--port", "0", "--data-dir", data])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn shepherd serve");
+    let pid = restart.id();
+    let output = match bounded(
+        WAIT,
+        "shepherd serve to refuse the damaged log",
+        tokio::task::spawn_blocking(move || restart.wait_with_output()),
+    )
+    .await
+    {
+        Ok(output) => output.expect("waiter").expect("wait"),
+        Err(hang) => {
+            signal(pid, "KILL");
+            panic!("{hang}");
+        }
+    };
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(4), "stderr: {stderr}");
+    assert!(
+        stderr.contains("is damaged, not torn") && stderr.contains("offset"),
+        "stderr: {stderr}"
+    );
+    assert!(output.stdout.is_empty(), "it never listened");
+    // The lock file aside, every byte as it was.
+    let unlocked = |files: Vec<(std::path::PathBuf, Vec<u8>)>| -> Vec<_> {
+        files
+            .into_iter()
+            .filter(|(p, _)| !p.ends_with("shepherd.lock"))
+            .collect()
+    };
+    assert_eq!(unlocked(files_under(dir.path())), unlocked(before));
+}

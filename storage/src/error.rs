@@ -69,6 +69,19 @@ pub enum StorageError {
         /// Where reading stopped.
         tail: TornTail,
     },
+    /// The newest log file is damaged, and not by a torn write: a whole record fails its check,
+    /// or data follows the damaged one. Cutting there could drop acknowledged transactions, so
+    /// recovery refuses and leaves every file as it was.
+    #[error(
+        "transaction log {tail} is damaged, not torn (data follows the damaged entry); nothing \
+         was changed on disk. `shepherd datadir check DIR` reports the damage; `shepherd datadir \
+         repair DIR --truncate-after {zxid:#x}` keeps a copy of what it cuts",
+        zxid = tail.last_zxid
+    )]
+    DamagedLog {
+        /// Where reading stopped.
+        tail: TornTail,
+    },
     /// The secret file exists but is not 32 bytes.
     #[error("secret file {} holds {len} bytes, not 32", path.display())]
     BadSecret {

@@ -19,6 +19,7 @@
 //! more than the file holds; a damaged file is reported with its path and offset, never applied
 //! past the damage.
 
+mod damage;
 mod data_dir;
 mod error;
 mod java_buffer;
@@ -32,6 +33,7 @@ mod snapshot_writer;
 mod tests;
 mod txn_log;
 
+pub use damage::is_torn_write;
 pub use data_dir::{DataDir, LOCK_FILE};
 pub use error::StorageError;
 pub use log_reader::{LogReader, TailProblem, TornTail, read_logs, truncate_torn_tail};

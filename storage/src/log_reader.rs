@@ -4,11 +4,12 @@
 //! Which files: the newest whose first zxid is at or before the starting point, and every
 //! later one (`FileTxnLog.getLogFiles`). Within a file, a zero length (the preallocated zeros)
 //! or the end of the file ends it cleanly. Anything else that is not a whole, checked entry —
-//! bytes cut short, an Adler-32 mismatch, a missing end-of-record byte, a negative length, an
-//! undecodable record, a header without the `ZKLG` magic — is a [`TornTail`]: reading stops
-//! there, and the reader reports where and why. ZooKeeper silently treats some of these as the
-//! end of the file and refuses to start on others (a checksum mismatch); we stop at the first,
-//! so that nothing after a damaged entry is ever applied (docs/storage.md, "Torn tails").
+//! bytes cut short, an Adler-32 mismatch, a missing end-of-record byte, a negative length, a
+//! zero length with data after it, an undecodable record, a header without the `ZKLG` magic —
+//! is a [`TornTail`]: reading stops there, and the reader reports where and why. ZooKeeper
+//! silently treats some of these as the end of the file and refuses to start on others (a
+//! checksum mismatch); we stop at the first, so that nothing after a damaged entry is ever
+//! applied, and recovery cuts only a torn write (`damage.rs`; docs/storage.md, "Torn tails").
 //!
 //! Invariants: memory per entry is bounded by what is left of the file, whatever its length
 //! field says; entries come out in strictly increasing zxid order, and entries at or before
@@ -76,6 +77,9 @@ pub struct TornTail {
     pub offset: u64,
     /// What is wrong there.
     pub problem: TailProblem,
+    /// The zxid of the last whole entry before the damage (the starting point when there was
+    /// none): everything up to it reads and checks out.
+    pub last_zxid: i64,
     /// Log files after this one, which were not read.
     pub later_files: Vec<PathBuf>,
 }
@@ -84,9 +88,10 @@ impl fmt::Display for TornTail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} at offset {}: {}",
+            "{} at offset {} (after zxid {:#x}): {}",
             self.path.display(),
             self.offset,
+            self.last_zxid,
             self.problem
         )
     }
@@ -140,6 +145,7 @@ impl LogReader {
             path,
             offset,
             problem,
+            last_zxid: self.last,
             later_files,
         });
     }
@@ -277,6 +283,21 @@ impl FileCursor {
         Ok(done)
     }
 
+    /// Whether every byte from here to the end of the file is zero. Reads the rest of the file
+    /// (the preallocated remainder, once per file at recovery).
+    fn rest_is_zero(&mut self) -> io::Result<bool> {
+        let mut buf = [0u8; 64 * 1024];
+        loop {
+            let n = self.read_full(&mut buf)?;
+            if buf[..n].iter().any(|b| *b != 0) {
+                return Ok(false);
+            }
+            if n < buf.len() {
+                return Ok(true);
+            }
+        }
+    }
+
     fn next_entry(&mut self) -> io::Result<Read1> {
         let start = self.offset;
         let torn = |problem| Ok(Read1::Torn(start, problem));
@@ -289,9 +310,14 @@ impl FileCursor {
         let (crc, len) = prefix.split_at(8);
         let stored = i64::from_be_bytes(crc.try_into().unwrap_or_default());
         let len = i32::from_be_bytes(len.try_into().unwrap_or_default());
-        // Util.readTxnBytes: since the file is preallocated, an empty entry is the end.
+        // Util.readTxnBytes: since the file is preallocated, an empty entry is the end; but only
+        // if the zeros go on to the end of the file. Data after it means a damaged length, and
+        // taking it for the end would silently drop every entry after it.
         if len == 0 {
-            return Ok(Read1::End);
+            if crc.iter().all(|b| *b == 0) && self.rest_is_zero()? {
+                return Ok(Read1::End);
+            }
+            return torn(TailProblem::BadLength(0));
         }
         let Ok(len) = u64::try_from(len) else {
             return torn(TailProblem::BadLength(len));

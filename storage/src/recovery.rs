@@ -5,13 +5,15 @@
 //! (short, damaged, compressed, or refused by the sink) is logged and skipped, and the next
 //! older one is loaded into a fresh sink from `make_sink`, since a sink may have taken part of
 //! the bad one. Then every logged transaction after the snapshot's zxid, in order. A torn tail
-//! of the last log file is cut (logged as a warning); a damaged file with later files after it
-//! is an error, since cutting it would silently drop acknowledged writes.
+//! of the last log file (a partial record followed only by zeros) is cut, logged as a warning;
+//! any other damage is an error, since cutting it could silently drop acknowledged writes: a
+//! damaged file with later files after it, or a damaged record with data after it.
 //!
 //! Invariants: the sink sees sessions, ACLs and nodes only from one snapshot, then exactly one
 //! `snapshot_done`, then transactions in strictly increasing zxid order; a directory without
 //! any snapshot file recovers from its logs alone, starting at zxid 0 (an empty directory is
-//! the sink's fresh state); snapshot files that all fail are an error, never an empty tree.
+//! the sink's fresh state); snapshot files that all fail are an error, never an empty tree; a
+//! log is cut only where a write was torn ([`is_torn_write`]), and otherwise left untouched.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -19,6 +21,7 @@ use std::path::PathBuf;
 use shepherd_protocol::Acl;
 use shepherd_protocol::txn::TxnEntry;
 
+use super::damage::is_torn_write;
 use super::data_dir::DataDir;
 use super::error::{StorageError, at};
 use super::log_reader::{TornTail, read_logs, truncate_torn_tail};
@@ -100,6 +103,7 @@ impl fmt::Display for RecoveryReport {
 /// # Errors
 /// [`StorageError::NoValidSnapshot`] when snapshot files exist and none is usable;
 /// [`StorageError::CorruptLog`] for a damaged log file with later files after it;
+/// [`StorageError::DamagedLog`] for a damaged last log file that is not a torn write;
 /// [`StorageError::Replay`] when the sink refuses a transaction; [`StorageError::Io`] for
 /// directories or files that cannot be read, or a tail that cannot be cut.
 pub fn recover<S: RecoverySink>(
@@ -170,6 +174,9 @@ pub fn recover<S: RecoverySink>(
     if let Some(tail) = reader.torn_tail() {
         if !tail.later_files.is_empty() {
             return Err(StorageError::CorruptLog { tail: tail.clone() });
+        }
+        if !is_torn_write(tail).map_err(at(&tail.path))? {
+            return Err(StorageError::DamagedLog { tail: tail.clone() });
         }
         tracing::warn!(%tail, "cutting the torn tail of the transaction log");
         truncate_torn_tail(tail).map_err(at(&tail.path))?;

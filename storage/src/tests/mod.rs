@@ -1,5 +1,6 @@
 //! Unit tests of the storage formats, on scratch directories.
 
+mod damage;
 mod data_dir;
 mod fixtures;
 mod log;

@@ -1,0 +1,158 @@
+//! Torn writes are cut; corruption is refused and leaves every file as it was.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::recovery::Recorder;
+use super::sample_entries;
+use crate::{DataDir, StorageError, TailProblem, TxnLog, log_name, recover};
+
+/// The preallocation of the logs written here, as ZooKeeper's default is 64 MiB: enough that
+/// every entry is followed by zeros.
+const PREALLOC: u64 = 256 * 1024;
+
+/// A data directory with one preallocated log of `n` entries (zxids 1..=n), no snapshot; the
+/// log's path and the offset where each entry starts (index 0: zxid 1).
+fn one_log(n: usize) -> (tempfile::TempDir, PathBuf, Vec<u64>) {
+    let dir = tempfile::tempdir().unwrap();
+    let data = DataDir::open(dir.path(), None).unwrap();
+    let entries = sample_entries(1, n);
+    let mut log = data.txn_log(PREALLOC);
+    for entry in &entries {
+        log.append(entry).unwrap();
+        log.commit(false).unwrap();
+    }
+    drop(log);
+    // Where each entry starts: after the 16-byte file header and the entries before it.
+    let offsets = entries
+        .iter()
+        .scan(16, |at, entry| {
+            let start = *at;
+            *at += entry_len(entry);
+            Some(start)
+        })
+        .collect();
+    let path = data.log_dir().join(log_name(1));
+    (dir, path, offsets)
+}
+
+/// The bytes one entry takes in a log: checksum, length, record, end byte.
+fn entry_len(entry: &shepherd_protocol::txn::TxnEntry) -> u64 {
+    let scratch = tempfile::tempdir().unwrap();
+    let mut log = TxnLog::new(scratch.path(), 0);
+    log.append(entry).unwrap();
+    log.commit(false).unwrap();
+    let file = fs::metadata(scratch.path().join(log_name(entry.header.zxid))).unwrap();
+    file.len() - 16
+}
+
+/// Every file under `dir`, with its bytes.
+fn snapshot_of(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = fs::read(&path).unwrap();
+                files.push((path, bytes));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn flip(path: &Path, at: u64, mask: u8) {
+    let mut bytes = fs::read(path).unwrap();
+    bytes[at as usize] ^= mask;
+    fs::write(path, bytes).unwrap();
+}
+
+/// Recovery refuses with `DamagedLog` after zxid `last_good`, and nothing on disk changed.
+fn assert_refused_unchanged(dir: &Path, last_good: i64) {
+    let before = snapshot_of(dir);
+    let data = DataDir::open(dir, None).unwrap();
+    match recover(&data, Recorder::default) {
+        Err(StorageError::DamagedLog { tail }) => {
+            assert_eq!(tail.last_zxid, last_good, "{tail}");
+            let message = StorageError::DamagedLog { tail }.to_string();
+            assert!(
+                message.contains("log.1") && message.contains("offset"),
+                "{message}"
+            );
+        }
+        other => panic!("expected DamagedLog, got {other:?}"),
+    }
+    drop(data);
+    assert_eq!(snapshot_of(dir), before, "files changed");
+}
+
+#[test]
+fn a_flipped_bit_in_a_middle_entry_is_refused_and_the_files_are_unchanged() {
+    // Entry 21 of 52: a bit of its record, of its checksum, of its end byte.
+    let (dir, path, offsets) = one_log(52);
+    let start = offsets[20];
+    let end = offsets[21];
+    for (at, mask) in [(start + 20, 0x04), (start + 3, 0x80), (end - 1, 0x01)] {
+        flip(&path, at, mask);
+        assert_refused_unchanged(dir.path(), 20);
+        flip(&path, at, mask);
+    }
+    // Undamaged again: all 52 recover.
+    let data = DataDir::open(dir.path(), None).unwrap();
+    let (sink, report) = recover(&data, Recorder::default).unwrap();
+    assert_eq!((sink.txns.len(), report.tail_cut), (52, None));
+}
+
+#[test]
+fn a_damaged_length_is_corruption_not_the_end() {
+    let (dir, path, offsets) = one_log(52);
+    let len_at = offsets[20] + 8;
+    // A high bit: the length runs past the end of the file, longer than any record.
+    flip(&path, len_at, 0x40);
+    assert_refused_unchanged(dir.path(), 20);
+    flip(&path, len_at, 0x40);
+    // Zeroed: reads like the preallocated end, but data follows.
+    let mut bytes = fs::read(&path).unwrap();
+    let saved = bytes[len_at as usize..len_at as usize + 4].to_vec();
+    bytes[len_at as usize..len_at as usize + 4].fill(0);
+    fs::write(&path, &bytes).unwrap();
+    assert_refused_unchanged(dir.path(), 20);
+    bytes[len_at as usize..len_at as usize + 4].copy_from_slice(&saved);
+    fs::write(&path, &bytes).unwrap();
+}
+
+#[test]
+fn a_torn_write_in_a_preallocated_log_is_cut() {
+    // The last entry half written: its first half on disk, then the preallocated zeros.
+    let (dir, path, offsets) = one_log(10);
+    let start = offsets[9];
+    let full = fs::read(&path).unwrap();
+    let last_end = full.iter().rposition(|b| *b != 0).unwrap() as u64 + 1;
+    let mut torn = full.clone();
+    let half = start + (last_end - start) / 2;
+    torn[half as usize..last_end as usize].fill(0);
+    fs::write(&path, &torn).unwrap();
+    let data = DataDir::open(dir.path(), None).unwrap();
+    let (sink, report) = recover(&data, Recorder::default).unwrap();
+    assert_eq!(sink.txns.len(), 9);
+    let tail = report.tail_cut.unwrap();
+    assert_eq!((tail.offset, tail.last_zxid), (start, 9));
+    assert_eq!(tail.problem, TailProblem::MissingEor(0));
+    assert_eq!(fs::metadata(&path).unwrap().len(), start);
+    // Only the checksum and length written: a torn header of the record, cut as well.
+    let (dir, path, offsets) = one_log(10);
+    let start = offsets[9];
+    let mut bytes = fs::read(&path).unwrap();
+    bytes[start as usize + 12..].fill(0);
+    fs::write(&path, &bytes).unwrap();
+    let data = DataDir::open(dir.path(), None).unwrap();
+    let (sink, report) = recover(&data, Recorder::default).unwrap();
+    assert_eq!(
+        (sink.txns.len(), report.tail_cut.map(|t| t.offset)),
+        (9, Some(start))
+    );
+}
