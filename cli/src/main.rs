@@ -1,6 +1,7 @@
 //! The `shepherd` command: `shepherd serve` runs a ZooKeeper-compatible dev coordinator; the
 //! client commands (`ls`, `get`, `create`, `dump`, `locks`, …) reach any ZooKeeper; `shepherd tls
-//! make-test-certs` writes throw-away certificates. The benchmarks are the `shepherd-bench`
+//! make-test-certs` writes throw-away certificates; `shepherd datadir check|repair` inspects and
+//! mends a data directory a server refused. The benchmarks are the `shepherd-bench`
 //! command (the shepherd-bench package).
 
 mod commands;
@@ -95,6 +96,12 @@ enum Command {
         #[command(subcommand)]
         tls: commands::tls::TlsCommand,
     },
+    /// Data directory tools: `check DIR` says whether a server would start from it and why
+    /// not; `repair DIR --truncate-after ZXID` cuts a damaged log, keeping a copy of what goes.
+    Datadir {
+        #[command(subcommand)]
+        datadir: commands::datadir::DatadirCommand,
+    },
     #[command(flatten)]
     Client(commands::ClientCommand),
 }
@@ -105,7 +112,7 @@ fn main() -> ExitCode {
         Command::Serve { .. } => "info",
         // A client command prints its own errors; the client's logs would only repeat them.
         Command::Client(_) => "error",
-        Command::Tls { .. } => "warn",
+        Command::Tls { .. } | Command::Datadir { .. } => "warn",
     };
     logging::init(cli.log.format, default_level);
     match cli.command {
@@ -134,6 +141,7 @@ fn main() -> ExitCode {
         ),
         Command::Client(command) => commands::main(&command),
         Command::Tls { tls } => commands::tls::main(&tls),
+        Command::Datadir { datadir } => commands::datadir::main(&datadir),
     }
 }
 

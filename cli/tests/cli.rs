@@ -266,6 +266,8 @@ fn files_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     files
 }
 
+/// A flipped bit in the newest log: `serve` refuses with exit code 4 and changes nothing; `datadir
+/// check` says so, and `datadir repair` up to the last good zxid lets it start again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_damaged_log_stops_serve_with_exit_4_and_leaves_every_file_as_it_was() {
     let dir = tempfile::tempdir().expect("a temp dir");
@@ -335,5 +337,46 @@ async fn a_damaged_log_stops_serve_with_exit_4_and_leaves_every_file_as_it_was()
             .filter(|(p, _)| !p.ends_with("shepherd.lock"))
             .collect()
     };
-    assert_eq!(unlocked(files_under(dir.path())), unlocked(before));
+    let before = unlocked(before);
+    assert_eq!(unlocked(files_under(dir.path())), before);
+
+    // The operator's way out: check names the last good zxid, repair keeps up to it.
+    let check = shepherd()
+        .args(["datadir", "check", data])
+        .output()
+        .expect("check");
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(1), "{report}");
+    let zxid = report
+        .split("--truncate-after ")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .unwrap_or_else(|| panic!("no zxid to keep in: {report}"))
+        .to_owned();
+    assert_eq!(
+        unlocked(files_under(dir.path())),
+        before,
+        "check changes nothing"
+    );
+    let repair = shepherd()
+        .args(["datadir", "repair", data, "--truncate-after", &zxid])
+        .output()
+        .expect("repair");
+    assert!(repair.status.success(), "{repair:?}");
+    let check = shepherd()
+        .args(["datadir", "check", data])
+        .output()
+        .expect("check");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    let serving = Serving::start(&["--data-dir", data]).await;
+    let client = shepherd_testkit::connect(&serving.addr).await;
+    let kept = client.get_children("/").await.expect("the root's children");
+    assert!(!kept.is_empty() && kept.len() < 51, "kept {kept:?}");
+    client.close().await.expect("close");
+    serving.signal("TERM");
+    assert!(serving.exit().await.status.success());
 }

@@ -82,6 +82,9 @@ pub enum StorageError {
         /// Where reading stopped.
         tail: TornTail,
     },
+    /// An operator's repair that would not leave a directory recovery accepts, with the reason.
+    #[error("{0}")]
+    Refused(String),
     /// The secret file exists but is not 32 bytes.
     #[error("secret file {} holds {len} bytes, not 32", path.display())]
     BadSecret {

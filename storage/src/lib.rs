@@ -12,7 +12,10 @@
 //!   a [`TornTail`]; [`truncate_torn_tail`] cuts one.
 //! * [`SnapshotWriter`] and [`SnapshotReader`] write and stream `snapshot.<zxid>` files.
 //! * [`recover`] feeds the newest usable snapshot and the later log entries to a
-//!   [`RecoverySink`], and reports what it did ([`RecoveryReport`]).
+//!   [`RecoverySink`], and reports what it did ([`RecoveryReport`]); a log is cut only where a
+//!   write was torn ([`is_torn_write`]).
+//! * [`inspect`] reads a directory as recovery would and changes nothing; [`truncate_after`] is
+//!   the operator's repair, which keeps a copy of all it removes.
 //!
 //! Invariants: a file named `log.*` or `snapshot.*` is only ever written in ZooKeeper's format
 //! (temporary files have names ZooKeeper ignores); nothing read from disk can panic or allocate
@@ -22,10 +25,12 @@
 mod damage;
 mod data_dir;
 mod error;
+mod inspect;
 mod java_buffer;
 mod log_reader;
 mod names;
 mod recovery;
+mod repair;
 mod secret;
 mod snapshot_reader;
 mod snapshot_writer;
@@ -36,11 +41,13 @@ mod txn_log;
 pub use damage::is_torn_write;
 pub use data_dir::{DataDir, LOCK_FILE};
 pub use error::StorageError;
+pub use inspect::{Inspection, LogDamage, SnapshotCheck, inspect};
 pub use log_reader::{LogReader, TailProblem, TornTail, read_logs, truncate_torn_tail};
 pub use names::{
     LOG_PREFIX, SNAPSHOT_PREFIX, VERSION_DIR, log_name, snapshot_name, zxid_from_name,
 };
 pub use recovery::{RecoveryReport, RecoverySink, SkippedSnapshot, recover};
+pub use repair::{Repair, truncate_after};
 pub use secret::SECRET_FILE;
 pub use snapshot_reader::{SnapshotNode, SnapshotReader, ZxidDigest};
 pub use snapshot_writer::{DIGEST_VERSION, SnapshotWriter, encode_node};

@@ -114,6 +114,7 @@ pub fn read_logs(log_dir: &Path, after_zxid: i64) -> io::Result<LogReader> {
         last: after_zxid,
         current: None,
         tail: None,
+        entry_end: None,
     })
 }
 
@@ -126,6 +127,8 @@ pub struct LogReader {
     last: i64,
     current: Option<FileCursor>,
     tail: Option<TornTail>,
+    /// The file of the last entry returned and the offset just after it.
+    entry_end: Option<(PathBuf, u64)>,
 }
 
 impl LogReader {
@@ -137,6 +140,14 @@ impl LogReader {
     /// The zxid of the last entry returned (the starting point before any).
     pub fn last_zxid(&self) -> i64 {
         self.last
+    }
+
+    /// The file of the last entry returned and the offset just after that entry: where a log
+    /// would be cut to keep everything up to [`last_zxid`](Self::last_zxid).
+    pub fn entry_end(&self) -> Option<(&Path, u64)> {
+        self.entry_end
+            .as_ref()
+            .map(|(path, end)| (path.as_path(), *end))
     }
 
     fn stop(&mut self, path: PathBuf, offset: u64, problem: TailProblem) {
@@ -193,6 +204,10 @@ impl Iterator for LogReader {
                         continue;
                     }
                     self.last = zxid;
+                    match &mut self.entry_end {
+                        Some((path, end)) if *path == cursor.path => *end = cursor.offset,
+                        slot => *slot = Some((cursor.path.clone(), cursor.offset)),
+                    }
                     return Some(Ok(entry));
                 }
                 Ok(Read1::End) => self.current = None,

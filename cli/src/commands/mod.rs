@@ -11,6 +11,7 @@
 mod access;
 mod acl;
 mod connection;
+pub mod datadir;
 mod dump;
 mod error;
 mod load;

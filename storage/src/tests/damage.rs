@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use super::recovery::Recorder;
 use super::sample_entries;
-use crate::{DataDir, StorageError, TailProblem, TxnLog, log_name, recover};
+use crate::{
+    DataDir, StorageError, TailProblem, TxnLog, inspect, log_name, recover, truncate_after,
+};
 
 /// The preallocation of the logs written here, as ZooKeeper's default is 64 MiB: enough that
 /// every entry is followed by zeros.
@@ -155,4 +157,45 @@ fn a_torn_write_in_a_preallocated_log_is_cut() {
         (sink.txns.len(), report.tail_cut.map(|t| t.offset)),
         (9, Some(start))
     );
+}
+
+#[test]
+fn check_reports_the_damage_and_repair_keeps_a_copy_of_what_it_cuts() {
+    let (dir, path, offsets) = one_log(52);
+    let clean = inspect(dir.path(), None).unwrap();
+    assert!(clean.recovers() && clean.damage.is_none(), "{clean}");
+    assert_eq!((clean.entries, clean.last_zxid), (52, 52));
+    flip(&path, offsets[20] + 20, 0x04);
+    let damaged_bytes = fs::read(&path).unwrap();
+    let before = snapshot_of(dir.path());
+    let found = inspect(dir.path(), None).unwrap();
+    assert_eq!(snapshot_of(dir.path()), before, "check changes nothing");
+    assert!(!found.recovers(), "{found}");
+    let damage = found.damage.clone().unwrap();
+    assert_eq!((damage.torn, damage.tail.last_zxid), (false, 20));
+    assert!(
+        found.to_string().contains("--truncate-after 0x14"),
+        "{found}"
+    );
+
+    // Keeping more than the damage allows is refused, and changes nothing.
+    assert!(matches!(
+        truncate_after(dir.path(), None, 30),
+        Err(StorageError::Refused(_))
+    ));
+    assert_eq!(snapshot_of(dir.path()), before);
+
+    let repair = truncate_after(dir.path(), None, 20).unwrap();
+    assert_eq!(repair.cut, Some((path.clone(), offsets[20])));
+    let copy = repair.backup.join(path.file_name().unwrap());
+    assert_eq!(
+        fs::read(&copy).unwrap(),
+        damaged_bytes,
+        "the original is kept"
+    );
+    let data = DataDir::open(dir.path(), None).unwrap();
+    let (sink, report) = recover(&data, Recorder::default).unwrap();
+    assert_eq!((sink.txns.len(), report.tail_cut), (20, None));
+    drop(data);
+    assert!(inspect(dir.path(), None).unwrap().recovers());
 }

@@ -1,0 +1,180 @@
+//! [`inspect`]: what a data directory holds and whether recovery would accept it, read without
+//! changing anything: no lock taken, no temporary file removed, no tail cut. What
+//! `shepherd datadir check` prints.
+//!
+//! Invariant: the same judgement as [`recover`](crate::recover): a snapshot counts when it
+//! reads completely with matching seals; the logs are read after the newest usable snapshot, as
+//! recovery replays them, and their damage is a torn write or corruption as
+//! [`is_torn_write`](crate::is_torn_write) decides.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::damage::is_torn_write;
+use super::error::{StorageError, at};
+use super::log_reader::{TornTail, read_logs};
+use super::names::{LOG_PREFIX, SNAPSHOT_PREFIX, VERSION_DIR, is_compressed_snapshot, list};
+use super::snapshot_reader::SnapshotReader;
+
+/// A snapshot file and what reading it found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotCheck {
+    /// Its zxid, from its name.
+    pub zxid: i64,
+    /// The file.
+    pub path: PathBuf,
+    /// Why recovery would skip it; `None` when it reads completely.
+    pub problem: Option<String>,
+}
+
+/// Damage in the logs, and what recovery does with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogDamage {
+    /// Where reading stopped, and why.
+    pub tail: TornTail,
+    /// A torn write in the last file, which recovery cuts; otherwise recovery refuses.
+    pub torn: bool,
+}
+
+/// What [`inspect`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inspection {
+    /// Every snapshot file, oldest first.
+    pub snapshots: Vec<SnapshotCheck>,
+    /// Every log file, oldest first: the zxid its name gives and its path.
+    pub logs: Vec<(i64, PathBuf)>,
+    /// The newest snapshot that reads completely, whose zxid the logs are read after.
+    pub base_zxid: i64,
+    /// Log entries after it that read and check out.
+    pub entries: u64,
+    /// The last of them (the base zxid when there are none).
+    pub last_zxid: i64,
+    /// Where the logs stop before their end, if they do.
+    pub damage: Option<LogDamage>,
+}
+
+impl Inspection {
+    /// Whether recovery would start from this directory: a usable snapshot (or none at all),
+    /// and logs that are clean or end in a torn write it cuts.
+    pub fn recovers(&self) -> bool {
+        let snapshot_ok =
+            self.snapshots.is_empty() || self.snapshots.iter().any(|s| s.problem.is_none());
+        let logs_ok = self
+            .damage
+            .as_ref()
+            .is_none_or(|d| d.torn && d.tail.later_files.is_empty());
+        snapshot_ok && logs_ok
+    }
+}
+
+impl fmt::Display for Inspection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for snapshot in &self.snapshots {
+            match &snapshot.problem {
+                None => writeln!(f, "snapshot {}: ok", snapshot.path.display())?,
+                Some(why) => writeln!(f, "snapshot {}: unusable: {why}", snapshot.path.display())?,
+            }
+        }
+        writeln!(
+            f,
+            "logs: {} file(s); {} entries after zxid {:#x} read and check out, the last {:#x}",
+            self.logs.len(),
+            self.entries,
+            self.base_zxid,
+            self.last_zxid
+        )?;
+        match &self.damage {
+            None => writeln!(f, "damage: none")?,
+            Some(d) if d.torn && d.tail.later_files.is_empty() => writeln!(
+                f,
+                "damage: a torn write (a partial last record, then zeros) in {}; recovery cuts it",
+                d.tail
+            )?,
+            Some(d) => {
+                writeln!(f, "damage: {}; recovery refuses to start", d.tail)?;
+                if !d.tail.later_files.is_empty() {
+                    writeln!(
+                        f,
+                        "  {} later log file(s) follow it",
+                        d.tail.later_files.len()
+                    )?;
+                }
+                writeln!(
+                    f,
+                    "  `shepherd datadir repair DIR --truncate-after {:#x}` keeps everything up \
+                     to that zxid and moves the rest into a backup folder",
+                    d.tail.last_zxid
+                )?;
+            }
+        }
+        let verdict = if self.recovers() {
+            "recovers"
+        } else {
+            "refused"
+        };
+        write!(f, "verdict: {verdict}")
+    }
+}
+
+/// Reads the data directory `data_dir` (and its separate log directory, if any) as recovery
+/// would, without changing it.
+///
+/// # Errors
+/// [`StorageError::Io`] for a directory or file that cannot be read.
+pub fn inspect(data_dir: &Path, log_dir: Option<&Path>) -> Result<Inspection, StorageError> {
+    let snap_dir = data_dir.join(VERSION_DIR);
+    let log_dir = log_dir.unwrap_or(data_dir).join(VERSION_DIR);
+    let snapshots: Vec<SnapshotCheck> = list(&snap_dir, SNAPSHOT_PREFIX)
+        .map_err(at(&snap_dir))?
+        .into_iter()
+        .map(|(zxid, path)| {
+            let problem = check_snapshot(&path).err();
+            SnapshotCheck {
+                zxid,
+                path,
+                problem,
+            }
+        })
+        .collect();
+    let base_zxid = snapshots
+        .iter()
+        .rev()
+        .find(|s| s.problem.is_none())
+        .map_or(0, |s| s.zxid);
+    let logs = list(&log_dir, LOG_PREFIX).map_err(at(&log_dir))?;
+    let mut reader = read_logs(&log_dir, base_zxid).map_err(at(&log_dir))?;
+    let mut entries = 0;
+    for entry in reader.by_ref() {
+        entry.map_err(at(&log_dir))?;
+        entries += 1;
+    }
+    let damage = match reader.torn_tail() {
+        None => None,
+        Some(tail) => Some(LogDamage {
+            torn: is_torn_write(tail).map_err(at(&tail.path))?,
+            tail: tail.clone(),
+        }),
+    };
+    Ok(Inspection {
+        snapshots,
+        logs,
+        base_zxid,
+        entries,
+        last_zxid: reader.last_zxid(),
+        damage,
+    })
+}
+
+/// Reads a snapshot to its end; the error is why recovery would skip it.
+fn check_snapshot(path: &Path) -> Result<(), String> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if is_compressed_snapshot(name) {
+        return Err("compressed snapshots are not supported".to_owned());
+    }
+    let mut reader = SnapshotReader::open(path).map_err(|e| e.to_string())?;
+    while reader.next_node().map_err(|e| e.to_string())?.is_some() {}
+    Ok(())
+}
