@@ -334,31 +334,32 @@ async fn pkcs12_and_pem_key_stores_load_from_zoo_cfg() {
     }
 }
 
-/// ZooKeeper's default `ssl.clientAuth` is `need`, checked against the JVM's trust store; with
-/// no trust store here no certificate is asked for, and that is said at start.
+/// ZooKeeper's default `ssl.clientAuth` is `need`, checked against the JVM's trust store; there
+/// is none here, so a zoo.cfg with neither a trust store nor `ssl.clientAuth` is refused at start
+/// (TLS fails closed), naming the keys to set; `ssl.clientAuth=none` or a trust store starts.
 #[test]
-fn no_trust_store_under_the_default_client_auth_is_warned_about() {
+fn no_trust_store_under_the_default_client_auth_is_refused_at_start() {
     let pki = TestPki::generate().expect("pki");
     let dir = tempfile::tempdir().expect("dir");
     pki.write_to(dir.path()).expect("write");
-    let warnings = |lines: &str| {
+    let built = |lines: &str| {
         let config = zoo_cfg(dir.path(), lines);
-        let (_, warnings) = shepherd_server::tls::server_config(&config.tls)
-            .expect("builds")
-            .expect("TLS on");
-        warnings
+        shepherd_server::tls::server_config(&config.tls).map(|b| b.map(|(_, warnings)| warnings))
     };
     let keys = "ssl.keyStore.location=DIR/server.p12\nssl.keyStore.password=shepherd\n";
-    let warned = warnings(keys);
-    assert_eq!(warned.len(), 1, "{warned:?}");
-    assert!(warned[0].contains("ssl.trustStore.location"), "{warned:?}");
-    assert!(warnings(&format!("{keys}ssl.clientAuth=none\n")).is_empty());
+    let refused = built(keys).expect_err("refused without a trust store");
+    let message = refused.to_string();
     assert!(
-        warnings(&format!(
-            "{keys}ssl.trustStore.location=DIR/truststore.p12\nssl.trustStore.password=shepherd\n"
-        ))
-        .is_empty()
+        message.contains("ssl.trustStore.location") && message.contains("ssl.clientAuth=none"),
+        "{message}"
     );
+    let none = built(&format!("{keys}ssl.clientAuth=none\n")).expect("starts");
+    assert_eq!(none.map(|w| w.len()), Some(0));
+    let trusted = built(&format!(
+        "{keys}ssl.trustStore.location=DIR/truststore.p12\nssl.trustStore.password=shepherd\n"
+    ))
+    .expect("starts");
+    assert_eq!(trusted.map(|w| w.len()), Some(0));
 }
 
 #[tokio::test]

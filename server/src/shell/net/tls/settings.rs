@@ -141,24 +141,21 @@ pub fn server_config(settings: &TlsSettings) -> Result<Option<Built>, TlsError> 
         .embedded
         .as_ref()
         .map_or(settings.client_auth, |tls| tls.client_auth);
-    // ZooKeeper's default is `need`, checked against the JVM's trust store when none is given;
-    // there is no such store here, so without one no certificate is asked for, and asking
-    // for one explicitly is an error.
+    // ZooKeeper's default is `need`, checked against the JVM's trust store when none is given.
+    // There is no such store here, so a zoo.cfg that leaves both unset is refused at start (TLS
+    // fails closed) rather than served without asking for certificates. The embedded builder's
+    // key material without client CAs is the caller's explicit choice of no client auth.
     let auth = match (configured, roots.is_empty()) {
         (Some(ClientAuth::None), _) => ClientAuth::None,
+        (None, true) if settings.embedded.is_some() => ClientAuth::None,
         (None, true) => {
-            // Said once at start: a zoo.cfg that relies on ZooKeeper's default would have its
-            // clients' certificates checked there, and here they are not even asked for.
-            if settings.embedded.is_none() {
-                warnings.push(
-                    "ssl.clientAuth defaults to need, but without ssl.trustStore.location client \
-                     certificates are not requested (ZooKeeper would check them against the \
-                     JVM's default trust store); set ssl.trustStore.location, or \
-                     ssl.clientAuth=none to say so"
-                        .into(),
-                );
-            }
-            ClientAuth::None
+            return Err(TlsError::new(
+                "ssl.clientAuth",
+                "defaults to need, as on ZooKeeper, which needs ssl.trustStore.location (the CAs \
+                 that vouch for client certificates): set it, or set ssl.clientAuth=none to \
+                 serve TLS without client certificates"
+                    .to_owned(),
+            ));
         }
         (Some(mode), true) => {
             return Err(TlsError::new(
