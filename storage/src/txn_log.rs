@@ -113,6 +113,9 @@ pub struct TxnLog {
     scratch: Vec<u8>,
     last_zxid: i64,
     failed: bool,
+    /// A file was created since the directory was last synced: its name is not yet durable,
+    /// whatever its bytes are, so the next fsyncing commit syncs the directory too.
+    dir_unsynced: bool,
 }
 
 impl TxnLog {
@@ -126,6 +129,7 @@ impl TxnLog {
             current: None,
             rolled: Vec::new(),
             scratch: Vec::new(),
+            dir_unsynced: false,
             last_zxid: 0,
             failed: false,
         }
@@ -179,7 +183,10 @@ impl TxnLog {
             .map_err(|_| io::Error::other("transaction log entry longer than 2 GiB"))?;
         let log = match &mut self.current {
             Some(log) => log,
-            None => self.current.insert(open_log(&self.dir, zxid)?),
+            None => {
+                self.dir_unsynced = true;
+                self.current.insert(open_log(&self.dir, zxid)?)
+            }
         };
         let size = padded_size(log.out.position(), log.size, self.prealloc);
         if size != log.size {
@@ -218,6 +225,10 @@ impl TxnLog {
             }
             if let Some(log) = &self.current {
                 log.out.file().sync_data()?;
+            }
+            if self.dir_unsynced {
+                File::open(&self.dir)?.sync_all()?;
+                self.dir_unsynced = false;
             }
         }
         self.rolled.clear();

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use shepherd_protocol::CreateMode;
+use shepherd_protocol::{CreateMode, Reply};
 use shepherd_server::storage::StorageError;
 use shepherd_testkit::{Peer, create, hello, within};
 
@@ -178,4 +178,38 @@ async fn a_log_write_error_acknowledges_nothing_more_and_closes_everything() {
     );
     assert!(!exists_in(&again, "/lost"), "the unacknowledged one is not");
     again.shutdown().await;
+}
+
+/// A snapshot that cannot be written stops the server, as ZooKeeper exits when it cannot take
+/// one: nothing more is acknowledged, every connection closes, and the handle says why. (It used
+/// to be logged and ignored, the server serving on without its snapshots.)
+#[tokio::test]
+async fn a_failed_snapshot_crash_stops_the_server() {
+    let snaps = tempfile::tempdir().unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let mut config = shepherd_server::Config::default();
+    config.durability.data_dir = Some(snaps.path().to_path_buf());
+    config.durability.data_log_dir = Some(logs.path().to_path_buf());
+    let server = builder()
+        .config(config)
+        .snap_count(10)
+        .start()
+        .await
+        .unwrap();
+    // The snapshot directory goes away: the next snapshot cannot be written; the log can.
+    std::fs::remove_dir_all(snaps.path().join("version-2")).unwrap();
+    let (mut peer, _) = session(&server, 10_000).await;
+    // One create at a time until one is not answered (the connection closed): a snapshot is
+    // due every 10 or so.
+    for i in 0..200 {
+        peer.send(&create(&format!("/f{i}"), b"d", CreateMode::Persistent))
+            .await;
+        if !matches!(peer.next().await, Some(Reply::Ok(..))) {
+            break;
+        }
+    }
+    let reason = within("the failure", server.failed()).await;
+    assert!(reason.contains("snapshot"), "{reason}");
+    assert!(peer.closed().await, "every connection closes");
+    server.shutdown().await;
 }

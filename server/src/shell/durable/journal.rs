@@ -279,13 +279,23 @@ impl Journal {
                     "no space left on device (injected by ServerHandle::fail_log)",
                 ))
             } else {
-                self.write(
-                    &mut log,
-                    &batch,
-                    &mut rule,
-                    force_sync || stopping,
-                    &*events,
-                )
+                // A panic while writing is a failure of the log like any I/O error: the server
+                // crash-stops with the reason instead of waiting on a thread that is gone.
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    self.write(
+                        &mut log,
+                        &batch,
+                        &mut rule,
+                        force_sync || stopping,
+                        &*events,
+                    )
+                }))
+                .unwrap_or_else(|panic| {
+                    Err(io::Error::other(format!(
+                        "the transaction log thread panicked: {}",
+                        panic_text(&*panic)
+                    )))
+                })
             };
             match written {
                 Ok(()) => {
@@ -359,6 +369,15 @@ impl Journal {
         }
         Ok(())
     }
+}
+
+/// What a panic said, when it said it with a string.
+pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
 }
 
 #[cfg(test)]

@@ -3,8 +3,9 @@
 //! the close at shutdown, and the autopurge of old files.
 //!
 //! Invariants: at most one snapshot thread at a time (ZooKeeper skips a snapshot while one is
-//! in progress); the log thread runs only between a successful recovery and the next close;
-//! on a failure of the log every connection is closed and the reason kept.
+//! in progress); the log thread runs only between a successful recovery and the next close; on a
+//! failure of the log or of a snapshot (an error or a panic) the server crash-stops: every
+//! connection is closed, nothing more is acknowledged, and the first reason is kept.
 
 use std::io;
 use std::path::PathBuf;
@@ -14,7 +15,7 @@ use std::sync::{Arc, Weak};
 use tokio_util::sync::CancellationToken;
 
 use crate::core::Core;
-use crate::shell::durable::journal::JournalEvents;
+use crate::shell::durable::journal::{JournalEvents, panic_text};
 use crate::shell::durable::recovery::recover_and_snapshot;
 use crate::shell::durable::snapshot::{CoreAccess, write};
 use crate::shell::durable::store::Durable;
@@ -91,8 +92,23 @@ fn snapshot_due(shared: &Arc<Shared>) {
         .name("shepherd-snapshot".into())
         .spawn(move || {
             if let Some(durable) = &worker.durable {
-                if let Err(error) = take_live(&worker, durable) {
-                    tracing::warn!(%error, "snapshot failed; the log keeps everything meanwhile");
+                let taken = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    take_live(&worker, durable)
+                }))
+                .unwrap_or_else(|panic| {
+                    Err(io::Error::other(format!(
+                        "the snapshot thread panicked: {}",
+                        panic_text(&*panic)
+                    )))
+                });
+                match taken {
+                    Ok(_) => {}
+                    Err(error) if error.kind() == io::ErrorKind::Interrupted => {
+                        tracing::info!(%error, "snapshot abandoned");
+                    }
+                    // ZooKeeper exits when it cannot take a snapshot
+                    // (ExitCode.TXNLOG_ERROR_TAKING_SNAPSHOT); so does this server.
+                    Err(error) => fail(&worker, &format!("cannot take a snapshot: {error}")),
                 }
                 durable.snapshotting.store(false, Ordering::Release);
             }
@@ -124,17 +140,32 @@ impl JournalEvents for Events {
     }
 
     fn failed(&self, error: &io::Error) {
-        let Some(shared) = self.0.upgrade() else {
-            return;
-        };
-        if let Some(gate) = shared.router().gate() {
-            gate.fail();
+        if let Some(shared) = self.0.upgrade() {
+            fail(&shared, &error.to_string());
         }
-        // Every connection and the listener: nothing more is acknowledged, nobody new comes.
-        shared.generation.lock().cancel();
-        if let Some(durable) = &shared.durable {
-            durable.failure.send_replace(Some(error.to_string()));
-        }
+    }
+}
+
+/// The crash-stop of a durable server whose disk failed it (the log, or a snapshot): nothing more
+/// is acknowledged, every connection and the listener close, and the reason is kept for
+/// `ServerHandle::failure` (`shepherd serve` exits with it). Said once, loudly.
+fn fail(shared: &Shared, reason: &str) {
+    tracing::error!(
+        %reason,
+        "the data directory failed; nothing more is acknowledged and every connection is closed"
+    );
+    if let Some(gate) = shared.router().gate() {
+        gate.fail();
+    }
+    shared.generation.lock().cancel();
+    if let Some(durable) = &shared.durable {
+        durable.failure.send_if_modified(|failure| {
+            let first = failure.is_none();
+            if first {
+                *failure = Some(reason.to_owned());
+            }
+            first
+        });
     }
 }
 

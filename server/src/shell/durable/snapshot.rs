@@ -71,7 +71,10 @@ pub(crate) fn write(
         }
     };
     if !durable_up_to(last_seen) {
-        return Err(io::Error::other(
+        // Interrupted: abandoned because the log stopped (a close, a restart, or a failure the
+        // log reports itself), not a failure of the snapshot.
+        return Err(io::Error::new(
+            io::ErrorKind::Interrupted,
             "the transaction log stopped before the snapshot's txns were on disk",
         ));
     }
