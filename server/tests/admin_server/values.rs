@@ -122,3 +122,40 @@ async fn initial_configuration_is_the_zoo_cfg_text() {
     assert_eq!(command(addr, "conf").await["tick_time"], 500);
     server.shutdown().await;
 }
+
+/// A durable server reports its data directory and its newest snapshot, where it used to call
+/// itself in memory (`/dev/null/in-memory`, no snapshot).
+#[tokio::test]
+async fn a_durable_server_reports_its_data_directory_and_last_snapshot() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let server = shepherd_server::Server::builder()
+        .data_dir(dir.path())
+        .admin_server(super::any_port())
+        .start()
+        .await
+        .expect("server starts");
+    let addr = server.admin_addr().expect("admin server on");
+    let conf = command(addr, "conf").await;
+    let version_2 = dir.path().join("version-2").display().to_string();
+    assert_eq!(conf["data_dir"], version_2.as_str(), "{conf}");
+    assert_eq!(conf["data_log_dir"], version_2.as_str(), "{conf}");
+    // The clean snapshot taken at start, at the server's first zxid.
+    let snapshot = command(addr, "last_snapshot").await;
+    let zxid = snapshot["zxid"].as_str().unwrap_or_default();
+    assert!(
+        i64::from_str_radix(zxid, 16).is_ok_and(|z| z >= 0),
+        "{snapshot}"
+    );
+    assert!(
+        snapshot["timestamp"].as_i64().is_some_and(|t| t > 0),
+        "{snapshot}"
+    );
+    server.shutdown().await;
+    let memory = super::server().await;
+    let addr = memory.admin_addr().expect("admin server on");
+    assert_eq!(
+        command(addr, "last_snapshot").await["zxid"],
+        "ffffffffffffffff"
+    );
+    memory.shutdown().await;
+}

@@ -109,9 +109,10 @@ pub(crate) fn run_for(shared: &Shared, member: u64, name: &str) -> Value {
             out.insert("read_only".into(), json!(false));
         }
         "last_snapshot" => {
-            // ZooKeeper's answer before any snapshot exists; an in-memory server takes none.
-            out.insert("zxid".into(), json!(format!("{:x}", -1i64)));
-            out.insert("timestamp".into(), json!(-1));
+            // Before any snapshot exists, and always in memory, ZooKeeper's answer is -1 twice.
+            let (zxid, timestamp) = report::last_snapshot(shared).unwrap_or((-1, -1));
+            out.insert("zxid".into(), json!(format!("{zxid:x}")));
+            out.insert("timestamp".into(), json!(timestamp));
         }
         "leader" if shared.members.len() <= 1 => {
             // A standalone ZooKeeper answers this, with no null "error".

@@ -42,6 +42,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::shell::net::refusals::RefusalLog;
 use crate::shell::state::shared::Shared;
 
 /// How long a peer has to send a request head.
@@ -95,6 +96,9 @@ pub(crate) async fn serve(
     tracker: TaskTracker,
 ) {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    // A client retrying in a tight loop must not flood the log: one line per address per
+    // interval, as the client port's refusals.
+    let mut refusals = RefusalLog::default();
     loop {
         let accepted = tokio::select! {
             _ = shutdown.cancelled() => return,
@@ -110,7 +114,9 @@ pub(crate) async fn serve(
             }
         };
         let Ok(slot) = slots.clone().try_acquire_owned() else {
-            tracing::warn!(%peer, "too many HTTP connections; closing");
+            if let Some(suppressed) = refusals.refused(peer.ip(), tokio::time::Instant::now()) {
+                tracing::warn!(%peer, suppressed, "too many HTTP connections; closing");
+            }
             continue;
         };
         let handler = handler.clone();

@@ -235,14 +235,31 @@ pub(crate) fn configuration(shared: &Shared, member: u64) -> Vec<ConfEntry> {
         json_key,
         value,
     };
-    let dir = || Figure::Text("/dev/null/in-memory".into());
+    // ZooKeeper's FileTxnSnapLog directories (`…/version-2`) and the bytes of the files in
+    // them; an in-memory server has none, and says so in the path.
+    let (snap_dir, log_dir) = match &shared.durable {
+        Some(durable) => (
+            Some(durable.dir.snap_dir().to_path_buf()),
+            Some(durable.dir.log_dir().to_path_buf()),
+        ),
+        None => (None, None),
+    };
+    let dir = |dir: &Option<std::path::PathBuf>| {
+        Figure::Text(
+            dir.as_ref()
+                .map_or("/dev/null/in-memory".into(), |d| d.display().to_string()),
+        )
+    };
+    let size = |dir: &Option<std::path::PathBuf>| {
+        Figure::Int(dir.as_deref().map_or(0, directory_bytes) as i64)
+    };
     vec![
         entry("clientPort", Some("client_port"), Figure::count(port)),
         entry("secureClientPort", None, Figure::Int(-1)),
-        entry("dataDir", Some("data_dir"), dir()),
-        entry("dataDirSize", None, Figure::Int(0)),
-        entry("dataLogDir", Some("data_log_dir"), dir()),
-        entry("dataLogSize", None, Figure::Int(0)),
+        entry("dataDir", Some("data_dir"), dir(&snap_dir)),
+        entry("dataDirSize", None, size(&snap_dir)),
+        entry("dataLogDir", Some("data_log_dir"), dir(&log_dir)),
+        entry("dataLogSize", None, size(&log_dir)),
         entry(
             "tickTime",
             Some("tick_time"),
@@ -270,6 +287,30 @@ pub(crate) fn configuration(shared: &Shared, member: u64) -> Vec<ConfEntry> {
         ),
         entry("serverId", Some("server_id"), Figure::count(id)),
     ]
+}
+
+/// The bytes of the files directly in `dir` (ZooKeeper's `getDataDirSize`); 0 when it cannot be
+/// read.
+fn directory_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir).map_or(0, |entries| {
+        entries
+            .filter_map(|e| e.ok()?.metadata().ok())
+            .filter(std::fs::Metadata::is_file)
+            .map(|m| m.len())
+            .sum()
+    })
+}
+
+/// The newest snapshot of a durable server: its zxid and when it was written (ms since the
+/// epoch), as ZooKeeper's `last_snapshot` reports them; `None` in memory or before any.
+pub(crate) fn last_snapshot(shared: &Shared) -> Option<(i64, i64)> {
+    let durable = shared.durable.as_ref()?;
+    let (zxid, path) = durable.dir.snapshots().ok()?.pop()?;
+    let written = std::fs::metadata(&path).and_then(|m| m.modified()).ok()?;
+    let ms = written
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    Some((zxid, ms))
 }
 
 /// `envi`: ZooKeeper's `Environment.list` keys that have a meaning outside a JVM.
