@@ -154,6 +154,7 @@ fn serve(
     (data_dir, jaas): (Option<PathBuf>, Option<PathBuf>),
     test_controls: Option<std::net::SocketAddr>,
 ) -> ExitCode {
+    raise_open_files_limit();
     let mut config = Config {
         port: 2181,
         ..Config::default()
@@ -329,6 +330,28 @@ fn serve(
             }
         }
     })
+}
+
+/// Raises the soft open-file limit to the hard one, as the JVM does for ZooKeeper: the server's
+/// share of descriptors for connections is read from it (`server/src/shell/net/descriptors.rs`),
+/// and a distribution's default soft limit (1024) is far below what a coordinator serves.
+fn raise_open_files_limit() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    if limit.current < limit.maximum {
+        let raised = rustix::process::Rlimit {
+            current: limit.maximum,
+            maximum: limit.maximum,
+        };
+        match setrlimit(Resource::Nofile, raised) {
+            Ok(()) => tracing::debug!(
+                from = ?limit.current,
+                to = ?limit.maximum,
+                "raised the open-file limit"
+            ),
+            Err(error) => tracing::warn!(%error, "cannot raise the open-file limit"),
+        }
+    }
 }
 
 #[cfg(test)]

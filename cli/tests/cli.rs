@@ -380,3 +380,85 @@ async fn a_damaged_log_stops_serve_with_exit_4_and_leaves_every_file_as_it_was()
     serving.signal("TERM");
     assert!(serving.exit().await.status.success());
 }
+
+/// With 128 descriptors, 180 idle connections and writes that roll the log and take snapshots:
+/// the connections past the server's share are refused, and the server and every write go on.
+/// (The log's next file used to fail to open, and the server to exit.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_out_of_descriptors_refuses_connections_not_the_server() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let cfg = dir.path().join("zoo.cfg");
+    let data = dir.path().join("data");
+    std::fs::write(
+        &cfg,
+        format!(
+            "dataDir={}\nsnapCount=10\npreAllocSize=64\nmaxClientCnxns=0\n",
+            data.display()
+        ),
+    )
+    .expect("write zoo.cfg");
+    let mut command = Command::new("bash");
+    command
+        .args(["-c", "ulimit -n 128 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_shepherd"))
+        .args(["serve", "--port", "0", "--config"])
+        .arg(&cfg);
+    let (mut child, addr) = spawn_serve(&mut command);
+    let client = shepherd_testkit::connect(&addr).await;
+    let idle: Vec<TcpStream> = (0..180)
+        .filter_map(|_| TcpStream::connect(&addr).ok())
+        .collect();
+    assert!(!idle.is_empty());
+    // Before writing, the server has taken all the connections it will: it either refused some
+    // (closed them: a read sees the end) or holds nearly every descriptor it has.
+    for stream in &idle {
+        stream.set_nonblocking(true).expect("nonblocking");
+    }
+    let pid = child.id();
+    let settled = || {
+        let open = std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count);
+        let refused = idle
+            .iter()
+            .any(|mut s| matches!(Read::read(&mut s, &mut [0u8; 1]), Ok(0)));
+        open >= 126 || refused
+    };
+    let mut polls = 0;
+    while !settled() {
+        polls += 1;
+        assert!(
+            polls < 500,
+            "the server neither refused nor took the connections in 5 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let persistent = shepherd_client::CreateOptions::persistent();
+    for i in 0..40 {
+        let created = client.create(&format!("/d{i}"), b"x", &persistent).await;
+        assert!(created.is_ok(), "create /d{i}: {created:?}");
+    }
+    assert!(
+        child.try_wait().expect("the child").is_none(),
+        "the server still runs"
+    );
+    let logs = std::fs::read_dir(data.join("version-2"))
+        .expect("the data directory")
+        .filter(|e| {
+            let name = e.as_ref().expect("an entry").file_name();
+            name.to_string_lossy().starts_with("log.")
+        })
+        .count();
+    assert!(logs >= 2, "the log rolled ({logs} files)");
+    drop(idle);
+    client.close().await.expect("close");
+    signal(child.id(), "TERM");
+    let status = bounded(
+        WAIT,
+        "serve to stop",
+        tokio::task::spawn_blocking(move || child.wait()),
+    )
+    .await
+    .unwrap_or_else(|hang| panic!("{hang}"))
+    .expect("waiter")
+    .expect("wait");
+    assert!(status.success(), "{status}");
+}

@@ -84,6 +84,9 @@ pub struct Config {
     pub max_buffer: usize,
     /// `maxClientCnxns`: connections per client IP, 0 for no limit.
     pub max_client_cnxns: usize,
+    /// `maxCnxns`: client connections to the whole server, 0 (ZooKeeper's default) for no limit
+    /// but the one the open-file limit sets (docs/operations.md, "Descriptors").
+    pub max_cnxns: usize,
     /// The most bytes queued for one connection and not yet written (replies and
     /// notifications: their bytes on the wire, and 64 per frame still queued); a connection
     /// that would pass it is closed. `None`, the default, for [`Config::outbound_limit`].
@@ -140,6 +143,7 @@ impl Default for Config {
             port: 0,
             max_buffer: DEFAULT_MAX_BUFFER,
             max_client_cnxns: 60,
+            max_cnxns: 0,
             max_outbound_bytes: None,
             four_letter_words: FourLetterWhitelist::zookeeper_default(),
             admin_server: None,
@@ -233,6 +237,9 @@ impl Config {
                 }
                 "maxClientCnxns" => {
                     self.max_client_cnxns = usize::try_from(int(0)?).unwrap_or(usize::MAX);
+                }
+                "maxCnxns" => {
+                    self.max_cnxns = usize::try_from(int(0)?).unwrap_or(usize::MAX);
                 }
                 "jute.maxbuffer" => {
                     self.max_buffer = usize::try_from(num()?)

@@ -1,8 +1,9 @@
 //! The accept loop: one task that takes TCP connections off the listener and spawns a task
 //! for each, until shutdown.
 //!
-//! TCP is where the per-IP connection limit (`maxClientCnxns`) applies: a connection over it is
-//! closed at once, before anything is read. Past registration, a TCP connection is served as
+//! TCP is where the connection limits apply, per client address (`maxClientCnxns`) and for the
+//! whole server (`maxCnxns` and the descriptors' share, `descriptors.rs`): a connection over
+//! either is closed at once, before anything is read. Past registration, a TCP connection is served as
 //! any other stream is (`conn/`). Accept errors are transient (EMFILE and the like)
 //! and never end the loop.
 //!
@@ -102,10 +103,11 @@ async fn serve(
                 if !spawned && let Some(suppressed) = refusals.refused(peer.ip(), Instant::now()) {
                     tracing::warn!(
                         %peer,
-                        limit,
+                        per_address_limit = limit,
                         suppressed,
-                        "too many connections from this address; closing \
-                         (suppressed: refusals from it not logged since its last line)"
+                        "too many connections (from this address, or to the server: maxCnxns or \
+                         the open-file limit); closing (suppressed: refusals from it not logged \
+                         since its last line)"
                     );
                 }
             }

@@ -1,8 +1,10 @@
 //! Client connections: the accept loop (`listener.rs`), one task per connection (`conn/`), TLS
-//! (`tls/`), and what the first two share: the time and queue limits (`limits.rs`) and the rate
-//! limit of refusal lines (`refusals.rs`).
+//! (`tls/`), and what the first two share: the time and queue limits (`limits.rs`), the rate
+//! limit of refusal lines (`refusals.rs`) and the connections' share of descriptors
+//! (`descriptors.rs`).
 
 pub(crate) mod conn;
+pub(crate) mod descriptors;
 pub(crate) mod limits;
 pub(crate) mod listener;
 pub(crate) mod refusals;

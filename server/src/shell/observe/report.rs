@@ -303,6 +303,7 @@ fn directory_bytes(dir: &std::path::Path) -> u64 {
 
 /// The newest snapshot of a durable server: its zxid and when it was written (ms since the
 /// epoch), as ZooKeeper's `last_snapshot` reports them; `None` in memory or before any.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) fn last_snapshot(shared: &Shared) -> Option<(i64, i64)> {
     let durable = shared.durable.as_ref()?;
     let (zxid, path) = durable.dir.snapshots().ok()?.pop()?;
