@@ -63,20 +63,24 @@ impl Serving {
 
     /// Waits for the process to exit; its status and stderr (stdout's first line was read).
     async fn exit(self) -> Output {
-        let pid = self.child.id();
-        let child = self.child;
-        match bounded(
-            WAIT,
-            "shepherd serve to exit",
-            tokio::task::spawn_blocking(move || child.wait_with_output()),
-        )
-        .await
-        {
-            Ok(output) => output.expect("waiter").expect("wait"),
-            Err(hang) => {
-                signal(pid, "KILL");
-                panic!("{hang}");
-            }
+        wait_output(self.child, "shepherd serve to exit").await
+    }
+}
+
+/// Waits, bounded, for `child` to exit and returns its output; kills it and fails on a hang.
+async fn wait_output(child: Child, what: &str) -> Output {
+    let pid = child.id();
+    match bounded(
+        WAIT,
+        what,
+        tokio::task::spawn_blocking(move || child.wait_with_output()),
+    )
+    .await
+    {
+        Ok(output) => output.expect("waiter").expect("wait"),
+        Err(hang) => {
+            signal(pid, "KILL");
+            panic!("{hang}");
         }
     }
 }
@@ -309,20 +313,7 @@ async fn a_damaged_log_stops_serve_with_exit_4_and_leaves_every_file_as_it_was()
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn shepherd serve");
-    let pid = restart.id();
-    let output = match bounded(
-        WAIT,
-        "shepherd serve to refuse the damaged log",
-        tokio::task::spawn_blocking(move || restart.wait_with_output()),
-    )
-    .await
-    {
-        Ok(output) => output.expect("waiter").expect("wait"),
-        Err(hang) => {
-            signal(pid, "KILL");
-            panic!("{hang}");
-        }
-    };
+    let output = wait_output(restart, "shepherd serve to refuse the damaged log").await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(4), "stderr: {stderr}");
     assert!(
@@ -451,14 +442,6 @@ async fn running_out_of_descriptors_refuses_connections_not_the_server() {
     drop(idle);
     client.close().await.expect("close");
     signal(child.id(), "TERM");
-    let status = bounded(
-        WAIT,
-        "serve to stop",
-        tokio::task::spawn_blocking(move || child.wait()),
-    )
-    .await
-    .unwrap_or_else(|hang| panic!("{hang}"))
-    .expect("waiter")
-    .expect("wait");
-    assert!(status.success(), "{status}");
+    let output = wait_output(child, "serve to stop").await;
+    assert!(output.status.success(), "{output:?}");
 }
