@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use shepherd_protocol::{CreateMode, EventType, Reply};
-use shepherd_testkit::{create, exists, get_data, reply_header, within};
+use shepherd_server::ServerHandle;
+use shepherd_testkit::{create, exists, get_data, reply_header, set_data, within};
 
 use crate::{builder, exists_in, session};
 
@@ -74,5 +75,68 @@ async fn in_memory_there_is_no_log_to_freeze() {
     let (mut peer, _) = session(&server, 10_000).await;
     peer.call(&create("/y", b"", CreateMode::Persistent)).await;
     assert_eq!(server.held_for_disk(), 0);
+    server.shutdown().await;
+}
+
+/// The figure `mntr` gives for `zk_outstanding_requests`.
+fn outstanding(server: &ServerHandle) -> usize {
+    let mntr = server.four_letter_word(shepherd_protocol::FourLetterWord::Mntr);
+    mntr.lines()
+        .find_map(|l| l.strip_prefix("zk_outstanding_requests\t"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no zk_outstanding_requests in {mntr}"))
+}
+
+/// While the log does not return (an fsync that hangs), a client pipelining reads of a 512 KiB
+/// node behind a write is read only until the disk backlog's bound (32 MiB): `mntr` counts the
+/// outstanding requests, the server holds far fewer than were sent, and once the log goes on
+/// every request is answered, none dropped. (Every one used to be read and its reply held: the
+/// server's memory grew with the pipeline.)
+#[tokio::test]
+async fn a_stalled_log_stops_reading_at_the_backlog_bound_and_drops_nothing() {
+    const READS: usize = 150;
+    let dir = tempfile::tempdir().unwrap();
+    // The connection's own outbound cap (8 MiB by default) is raised: it counts replies only
+    // once the disk releases them, so the release of what the bound let through would pass it.
+    let server = builder()
+        .data_dir(dir.path())
+        .max_outbound_bytes(128 << 20)
+        .start()
+        .await
+        .unwrap();
+    let (mut peer, _) = session(&server, 30_000).await;
+    let big = vec![7u8; 512 * 1024];
+    assert!(matches!(
+        peer.call(&create("/big", &big, CreateMode::Persistent))
+            .await,
+        Reply::Ok(..)
+    ));
+    assert_eq!(outstanding(&server), 0);
+    assert!(server.freeze_log());
+    peer.send(&set_data("/big", &big)).await;
+    for _ in 0..READS {
+        peer.send(&get_data("/big")).await;
+    }
+    // Held behind the write: the reads' replies, 512 KiB each, until the bound stops reading.
+    let mut held = 0;
+    for _ in 0..500 {
+        held = outstanding(&server);
+        if held >= 40 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(held >= 40, "outstanding {held}: the reads were not held");
+    assert!(
+        server.held_for_disk() < READS / 2 + 32,
+        "{} held: reading did not stop at the bound",
+        server.held_for_disk()
+    );
+    assert!(server.thaw_log());
+    for i in 0..=READS {
+        let reply = within("a reply after the thaw", peer.next()).await;
+        assert!(matches!(reply, Some(Reply::Ok(..))), "reply {i}: {reply:?}");
+    }
+    assert_eq!(outstanding(&server), 0);
     server.shutdown().await;
 }

@@ -19,13 +19,19 @@
 //! * once failed (the log could not be written), nothing more is released, ever: a client must
 //!   not see a write the disk does not have. The held messages are dropped.
 //!
+//! What is held counts in the server's [`Backlog`], whose bound stops the readers while the disk
+//! lags.
+//!
 //! Lock order: the core lock, then this gate's, then the connection table's.
 
 use std::collections::VecDeque;
 
+use std::sync::Arc;
+
 use parking_lot::Mutex;
 
 use crate::core::ConnId;
+use crate::shell::state::backlog::Backlog;
 use crate::shell::state::outbound::Outbound;
 
 /// Messages for connections, in the order they must be delivered.
@@ -49,19 +55,40 @@ struct GateState {
     failed: bool,
     /// The log thread is delivering messages it took off `held`: nothing goes out directly.
     releasing: bool,
+    /// The bytes of the frames in `held`, as counted in the backlog.
+    held_bytes: usize,
 }
 
 /// The gate of one server with a data directory. See the module documentation.
 #[derive(Default)]
 pub(crate) struct Gate {
     state: Mutex<GateState>,
+    /// Where what is held is counted, so that readers stop while too much is.
+    backlog: Arc<Backlog>,
+}
+
+/// The bytes a held message keeps.
+fn held_size(out: &Outbound) -> usize {
+    match out {
+        Outbound::Frame(bytes) => bytes.len(),
+        _ => 0,
+    }
 }
 
 impl Gate {
+    /// A gate whose held messages count in `backlog`.
+    pub(crate) fn new(backlog: Arc<Backlog>) -> Gate {
+        Gate {
+            state: Mutex::default(),
+            backlog,
+        }
+    }
+
     /// Starts (or starts again, after recovery) with everything up to `zxid` durable and
     /// nothing held.
     pub(crate) fn reset(&self, zxid: i64) {
         let mut state = self.state.lock();
+        self.backlog.sub(state.held_bytes, state.held.len());
         *state = GateState {
             handed: zxid,
             durable: zxid,
@@ -98,6 +125,12 @@ impl Gate {
             // nothing can overtake it.
             deliver(&mut state.staged.drain(..));
         } else {
+            let (messages, bytes) = (
+                state.staged.len(),
+                state.staged.iter().map(|(_, o)| held_size(o)).sum(),
+            );
+            self.backlog.add(bytes, messages);
+            state.held_bytes += bytes;
             state
                 .held
                 .extend(state.staged.drain(..).map(|(conn, out)| (tag, conn, out)));
@@ -125,8 +158,13 @@ impl Gate {
                 return;
             }
             let batch: Vec<_> = state.held.drain(..ready).collect();
+            let bytes = batch.iter().map(|(_, _, out)| held_size(out)).sum();
+            state.held_bytes -= bytes;
             state.releasing = true;
             drop(state);
+            // Counted out before delivery: from here on the bytes are the connections' queues',
+            // which their own caps bound.
+            self.backlog.sub(bytes, batch.len());
             deliver(&mut batch.into_iter().map(|(_, conn, out)| (conn, out)));
             state = self.state.lock();
         }
@@ -136,6 +174,8 @@ impl Gate {
     pub(crate) fn fail(&self) {
         let mut state = self.state.lock();
         state.failed = true;
+        self.backlog
+            .sub(std::mem::take(&mut state.held_bytes), state.held.len());
         state.held.clear();
         state.staged.clear();
     }

@@ -23,9 +23,10 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 use rand::Rng;
-use shepherd_protocol::txn::TxnEntry;
+use shepherd_protocol::txn::{TxnBody, TxnEntry};
 
 use crate::config::Durability;
+use crate::shell::state::backlog::Backlog;
 use crate::storage::TxnLog;
 
 /// ZooKeeper's `fsync.warningthresholdms` default: a commit slower than this is logged.
@@ -96,6 +97,8 @@ impl SnapshotRule {
 struct State {
     /// Handed over, not yet taken by the thread.
     queue: Vec<TxnEntry>,
+    /// The estimated bytes of `queue`, as counted in the backlog.
+    queue_bytes: usize,
     /// The last zxid handed over.
     handed: i64,
     /// The last zxid on disk.
@@ -114,7 +117,7 @@ struct State {
 
 /// The queue in front of the log thread, and the thread's lifecycle. See the module
 /// documentation.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Journal {
     state: Mutex<State>,
     /// Wakes the thread: entries queued, a thaw, a stop.
@@ -122,9 +125,42 @@ pub(crate) struct Journal {
     /// Wakes those waiting on durability or on the thread's end.
     progress: Condvar,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// Where the entries waiting for the disk are counted, so that readers stop while too many
+    /// bytes are.
+    backlog: Arc<Backlog>,
+}
+
+/// About the bytes an entry keeps in memory until it is written: its data and paths, which
+/// are what a large request brings, and a fixed allowance for the rest.
+fn entry_bytes(entry: &TxnEntry) -> usize {
+    fn body_bytes(body: &TxnBody) -> usize {
+        match body {
+            TxnBody::Create(t) => t.path.len() + t.data.as_ref().map_or(0, Vec::len),
+            TxnBody::CreateContainer(t) => t.path.len() + t.data.as_ref().map_or(0, Vec::len),
+            TxnBody::CreateTTL(t) => t.path.len() + t.data.as_ref().map_or(0, Vec::len),
+            TxnBody::SetData(t) => t.path.len() + t.data.as_ref().map_or(0, Vec::len),
+            TxnBody::Delete(t) => t.path.len(),
+            TxnBody::SetACL(t) => t.path.len(),
+            TxnBody::CheckVersion(t) => t.path.len(),
+            TxnBody::Multi(ops) => ops.iter().map(|(_, op)| body_bytes(op) + 64).sum(),
+            TxnBody::CreateSession(_) | TxnBody::CloseSession(_) | TxnBody::Error(_) => 0,
+        }
+    }
+    128 + body_bytes(&entry.body)
 }
 
 impl Journal {
+    /// A journal whose queued entries count in `backlog`.
+    pub(crate) fn new(backlog: Arc<Backlog>) -> Journal {
+        Journal {
+            state: Mutex::default(),
+            work: Condvar::new(),
+            progress: Condvar::new(),
+            thread: Mutex::default(),
+            backlog,
+        }
+    }
+
     /// Starts the log thread on `log`, with everything up to `durable` already on disk and
     /// whatever was still queued from an earlier run dropped.
     ///
@@ -139,7 +175,7 @@ impl Journal {
     ) -> io::Result<()> {
         {
             let mut state = self.state.lock();
-            state.queue.clear();
+            self.drop_queue(&mut state);
             state.handed = durable;
             state.durable = durable;
             state.stop = false;
@@ -180,6 +216,9 @@ impl Journal {
             state.queue.truncate(before);
             return None;
         }
+        let bytes = state.queue[before..].iter().map(entry_bytes).sum();
+        state.queue_bytes += bytes;
+        self.backlog.add(bytes, 0);
         state.handed = last;
         Some(last)
     }
@@ -250,8 +289,15 @@ impl Journal {
         }
         let mut state = self.state.lock();
         state.running = false;
-        state.queue.clear();
+        self.drop_queue(&mut state);
         state.failure.clone()
+    }
+
+    /// Drops what is queued (after a stop or a failure, or before a start), taking its bytes
+    /// back from the backlog.
+    fn drop_queue(&self, state: &mut State) {
+        self.backlog.sub(std::mem::take(&mut state.queue_bytes), 0);
+        state.queue.clear();
     }
 
     /// The thread's body.
@@ -264,14 +310,14 @@ impl Journal {
     ) {
         let mut batch = Vec::new();
         loop {
-            let (stopping, fail) = {
+            let (stopping, fail, batch_bytes) = {
                 let mut state = self.state.lock();
                 while !state.stop && (state.queue.is_empty() || state.frozen) {
                     self.work.wait(&mut state);
                 }
                 std::mem::swap(&mut batch, &mut state.queue);
                 let fail = !batch.is_empty() && std::mem::take(&mut state.fail_next);
-                (state.stop, fail)
+                (state.stop, fail, std::mem::take(&mut state.queue_bytes))
             };
             let written = if fail {
                 Err(io::Error::new(
@@ -297,6 +343,8 @@ impl Journal {
                     )))
                 })
             };
+            // Written or failed, the batch no longer waits in memory for the disk.
+            self.backlog.sub(batch_bytes, 0);
             match written {
                 Ok(()) => {
                     if let Some(last) = batch.last() {
@@ -316,7 +364,7 @@ impl Journal {
                         let mut state = self.state.lock();
                         state.failure = Some(error.to_string());
                         state.running = false;
-                        state.queue.clear();
+                        self.drop_queue(&mut state);
                     }
                     self.progress.notify_all();
                     events.failed(&error);

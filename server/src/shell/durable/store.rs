@@ -17,6 +17,7 @@ use tokio::sync::watch;
 use crate::config::Durability;
 use crate::core::CoreConfig;
 use crate::shell::durable::journal::Journal;
+use crate::shell::state::backlog::Backlog;
 use crate::storage::{DataDir, StorageError};
 
 /// A storage error as the `io::Error` that [`ServerBuilder::start`](crate::ServerBuilder::start)
@@ -48,6 +49,8 @@ pub(crate) struct Durable {
     /// The core's settings (with the directory's session secret), for every recovery.
     pub(crate) core_config: CoreConfig,
     pub(crate) journal: Arc<Journal>,
+    /// What the log and the gate hold for the disk; readers stop while it is full.
+    pub(crate) backlog: Arc<Backlog>,
     /// A snapshot thread runs (ZooKeeper's `snapThreadMutex`).
     pub(super) snapshotting: AtomicBool,
     /// Recovery left the clean snapshot for `lifecycle::start` to take live (see
@@ -70,11 +73,13 @@ impl Durable {
         let dir = DataDir::open(&data_dir, settings.data_log_dir.as_deref()).map_err(io_error)?;
         core_config.session_secret = dir.secret().map_err(io_error)?;
         core_config.log_txns = true;
+        let backlog = Arc::<Backlog>::default();
         Ok(Durable {
             settings,
             dir,
             core_config,
-            journal: Arc::new(Journal::default()),
+            journal: Arc::new(Journal::new(backlog.clone())),
+            backlog,
             snapshotting: AtomicBool::new(false),
             snapshot_after_start: AtomicBool::new(false),
             snapshot_thread: Mutex::new(None),

@@ -229,7 +229,7 @@ fn server_stats(shared: &Shared, member: u64, out: &mut Map<String, Value>) {
             "provider_null": false,
             "server_state": shared.members.role(member).name(),
             "last_processed_zxid": s.zxid,
-            "outstanding_requests": 0,
+            "outstanding_requests": report::outstanding(shared),
             "avg_latency": s.avg_latency,
             "max_latency": s.max_latency,
             "min_latency": s.min_latency,

@@ -170,7 +170,7 @@ fn write_server_stats(shared: &Shared, member: u64, out: &mut String) -> std::fm
     writeln!(out, "Received: {}", s.packets_received)?;
     writeln!(out, "Sent: {}", s.packets_sent)?;
     writeln!(out, "Connections: {}", s.connections)?;
-    writeln!(out, "Outstanding: 0")?;
+    writeln!(out, "Outstanding: {}", report::outstanding(shared))?;
     writeln!(out, "Zxid: 0x{:x}", s.zxid)?;
     let role = shared.members.role(member);
     writeln!(out, "Mode: {}", role.name())?;

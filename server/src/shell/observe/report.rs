@@ -289,6 +289,12 @@ pub(crate) fn configuration(shared: &Shared, member: u64) -> Vec<ConfEntry> {
     ]
 }
 
+/// Messages a durable server holds until their writes are on disk: ZooKeeper's outstanding
+/// requests. 0 in memory, where nothing waits.
+pub(crate) fn outstanding(shared: &Shared) -> usize {
+    shared.durable.as_ref().map_or(0, |d| d.backlog.messages())
+}
+
 /// The bytes of the files directly in `dir` (ZooKeeper's `getDataDirSize`); 0 when it cannot be
 /// read.
 fn directory_bytes(dir: &std::path::Path) -> u64 {
@@ -385,8 +391,13 @@ pub(crate) fn monitor(shared: &Shared, member: u64) -> Monitor {
             ("packets_received", Gauge, Figure::count(packets_received)),
             ("packets_sent", Gauge, Figure::count(packets_sent)),
             ("num_alive_connections", Gauge, Figure::count(connections)),
-            // Requests are applied as they are read: none is ever outstanding.
-            ("outstanding_requests", Gauge, Int(0)),
+            // Requests are applied as they are read; what waits is what a durable server holds
+            // for its disk (`state/backlog.rs`).
+            (
+                "outstanding_requests",
+                Gauge,
+                Figure::count(outstanding(shared)),
+            ),
             ("znode_count", Gauge, Figure::count(core.node_count() + 1)),
             ("watch_count", Gauge, Figure::count(core.watch_count())),
             (

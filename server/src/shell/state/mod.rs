@@ -1,5 +1,6 @@
 //! The state every task of a server holds, and the routing of the core's output.
 
+pub(crate) mod backlog;
 pub(crate) mod clock;
 pub(crate) mod latency;
 pub(crate) mod outbound;

@@ -182,7 +182,7 @@ impl Shared {
     ) -> Shared {
         Shared {
             core: Mutex::new(core),
-            router: Router::new(durable.as_ref().map(|_| Gate::default())),
+            router: Router::new(durable.as_ref().map(|d| Gate::new(d.backlog.clone()))),
             config,
             stats: ServerStats::default(),
             clock,

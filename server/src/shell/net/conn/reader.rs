@@ -23,6 +23,7 @@ use crate::shell::net::conn::faulted::apply_fault;
 use crate::shell::net::conn::frames::Frames;
 use crate::shell::net::conn::link::{Conn, End, Link, wait_thawed};
 use crate::shell::net::limits::{HANDSHAKE_IDLE, MAX_QUEUED_FRAMES};
+use crate::shell::state::backlog::MAX_HELD_BYTES;
 use crate::shell::state::stats::request_op;
 
 /// Reads and applies frames until the connection should end. On the peer's end of stream, or
@@ -74,6 +75,18 @@ pub(crate) async fn read_loop<R: AsyncRead + Unpin>(
             idle_deadline = Instant::now() + idle;
             continue;
         }
+        // Too much waits for the disk, server-wide: read nothing more until the log catches up
+        // (`state/backlog.rs`). Its silence meanwhile is ours, so the idle timer starts again.
+        if let Some(durable) = &shared.durable
+            && durable.backlog.full()
+        {
+            // Boxed: rare, and it would otherwise size every connection's task.
+            if !Box::pin(durable.backlog.room(&conn.kill)).await {
+                return Ok(End::Killed);
+            }
+            idle_deadline = Instant::now() + idle;
+            continue;
+        }
         // Too much waits to be written: read nothing more of this peer's until it takes some.
         // Its silence meanwhile is ours, so the idle timer starts again afterwards.
         if stats.queued.load(Relaxed) >= MAX_QUEUED_FRAMES {
@@ -115,9 +128,13 @@ pub(crate) async fn read_loop<R: AsyncRead + Unpin>(
             // The common path: this request and those that arrived whole behind it, under
             // one turn of the core lock.
             let room = MAX_QUEUED_FRAMES.saturating_sub(stats.queued.load(Relaxed));
-            let most = MAX_BURST
-                .min(usize::try_from(room).unwrap_or(MAX_BURST))
-                .max(1);
+            // Past half the disk backlog's bound, one request at a time: a burst of large
+            // replies must not overshoot the bound by a burst.
+            let burst = match &shared.durable {
+                Some(d) if d.backlog.bytes() >= MAX_HELD_BYTES / 2 => 1,
+                _ => MAX_BURST,
+            };
+            let most = burst.min(usize::try_from(room).unwrap_or(MAX_BURST)).max(1);
             let mut burst = vec![payload];
             while burst.len() < most {
                 match frames.buffered() {
