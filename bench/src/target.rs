@@ -15,6 +15,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use shepherd_cli::runtime::{self, Threads};
+
 use crate::error::{Error, Result};
 
 /// How long a stopped child gets to exit cleanly (a durable server flushes its log) before it
@@ -59,6 +61,17 @@ impl TargetArgs {
     pub fn remote(&self) -> Option<Target> {
         let connect = self.connect.as_deref()?;
         Some(Target::remote(connect, self.server_pid))
+    }
+
+    /// The clients' runtime, with --client-threads workers (one per CPU by default).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the OS refuses its threads.
+    pub fn client_runtime(&self) -> Result<tokio::runtime::Runtime> {
+        runtime::start(Threads::Workers(self.client_threads)).map_err(|source| Error::Io {
+            what: "start the clients' runtime".to_owned(),
+            source,
+        })
     }
 
     /// The --connect server, else a new `shepherd serve` child.

@@ -35,7 +35,6 @@ use std::time::Duration;
 
 use clap::Args;
 use futures_util::{StreamExt, TryStreamExt, stream};
-use shepherd_cli::runtime::{self, Threads};
 use shepherd_client::{Client, CreateOptions};
 use tokio::time::timeout;
 
@@ -136,13 +135,7 @@ pub fn main(args: &LoadArgs) -> ExitCode {
 /// written. Failed requests are not errors: they are counted in their phase.
 pub fn execute(args: &LoadArgs, print: &mut dyn FnMut(&str)) -> Result<Vec<PhaseResult>> {
     let mut target = args.target.open()?;
-    let runtime =
-        runtime::start(Threads::Workers(args.target.client_threads)).map_err(|source| {
-            Error::Io {
-                what: "start the clients' runtime".to_owned(),
-                source,
-            }
-        })?;
+    let runtime = args.target.client_runtime()?;
     let mut trace = match &args.trace {
         Some(path) => {
             let mut file = File::create(path).map(BufWriter::new);
@@ -346,6 +339,8 @@ pub async fn connect_many(connect: &str, n: usize) -> Result<Vec<Client>> {
 
 #[cfg(test)]
 mod tests {
+    use shepherd_cli::runtime::{self, Threads};
+
     use super::*;
     use clap::Parser;
 

@@ -22,7 +22,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use shepherd_cli::runtime::{self, Threads};
 
 use crate::error::{Error, Result};
 use crate::target::{Target, TargetArgs};
@@ -123,13 +122,7 @@ pub fn main(args: &ScaleArgs) -> ExitCode {
 /// When the clients' runtime cannot start or the CSV cannot be written. A failed measurement
 /// is a row with its error.
 pub fn execute(args: &ScaleArgs, print: &mut dyn FnMut(&str)) -> Result<Vec<Row>> {
-    let runtime =
-        runtime::start(Threads::Workers(args.target.client_threads)).map_err(|source| {
-            Error::Io {
-                what: "start the clients' runtime".to_owned(),
-                source,
-            }
-        })?;
+    let runtime = args.target.client_runtime()?;
     let settle = Duration::from_millis(args.settle_ms);
     if args.target.connect.is_some() && args.target.server_pid.is_none() {
         return Err(Error::Refused(
@@ -290,6 +283,8 @@ fn csv(rows: &[Row]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use shepherd_cli::runtime::{self, Threads};
+
     use super::*;
     use clap::Parser;
 
