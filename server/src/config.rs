@@ -84,8 +84,8 @@ pub struct Config {
     pub max_buffer: usize,
     /// `maxClientCnxns`: connections per client IP, 0 for no limit.
     pub max_client_cnxns: usize,
-    /// `maxCnxns`: client connections to the whole server, 0 (ZooKeeper's default) for no limit
-    /// but the one the open-file limit sets (docs/operations.md, "Descriptors").
+    /// `maxCnxns`: client connections to the whole server, 0 (ZooKeeper's default) for none. The
+    /// open-file limit keeps a reserve besides (docs/operations.md, "Descriptors").
     pub max_cnxns: usize,
     /// The most bytes queued for one connection and not yet written (replies and
     /// notifications: their bytes on the wire, and 64 per frame still queued); a connection

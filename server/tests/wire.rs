@@ -227,6 +227,27 @@ async fn many_servers_in_one_process() {
     }
 }
 
+/// `maxCnxns` (ZooKeeper's server-wide limit): past it a connection is closed on accept,
+/// whatever its address.
+#[tokio::test]
+async fn connections_over_the_server_wide_limit_are_closed_on_accept() {
+    let mut config = shepherd_server::Config::default();
+    config
+        .apply_zoo_cfg("maxCnxns=2\nmaxClientCnxns=0\n")
+        .unwrap();
+    let server = Server::builder().config(config).start().await.unwrap();
+    let addr = server.connect_string();
+    let mut kept = Vec::new();
+    for _ in 0..2 {
+        let (peer, response) = session(&addr).await;
+        assert!(!response.is_expired());
+        kept.push(peer);
+    }
+    let mut third = Peer::tcp(&addr).await;
+    assert!(third.handshake(&hello()).await.is_none());
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn connections_over_the_per_ip_limit_are_closed_on_accept() {
     let server = Server::builder()

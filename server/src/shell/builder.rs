@@ -26,7 +26,6 @@ use crate::shell::ensemble::member::Members;
 use crate::shell::handle::ServerHandle;
 #[cfg(feature = "http")]
 use crate::shell::http;
-use crate::shell::net::descriptors::connection_cap;
 use crate::shell::state::clock::{self, Clock};
 use crate::shell::state::shared::Shared;
 use crate::shell::state::ticker;
@@ -385,11 +384,6 @@ impl ServerBuilder {
             members,
             secure.clone(),
         ));
-        #[cfg(feature = "http")]
-        let http_descriptors = http_listeners.descriptors();
-        #[cfg(not(feature = "http"))]
-        let http_descriptors = 0;
-        shared.set_connection_cap(connection_cap(shared.config.max_cnxns, http_descriptors));
         lifecycle::start(&shared, recovered_zxid)?;
         let tracker = TaskTracker::new();
         for (id, listener) in (1..).zip(listeners) {

@@ -8,7 +8,7 @@ use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::shell::handle::ServerHandle;
-use crate::shell::http::{Endpoints, MAX_CONNECTIONS, accept_loop, controls};
+use crate::shell::http::{Endpoints, accept_loop, controls};
 
 /// Bound and not yet served.
 pub(crate) struct Listeners {
@@ -34,11 +34,6 @@ impl Listeners {
             endpoints,
             controls,
         })
-    }
-
-    /// The descriptors these listeners' connections may hold at once.
-    pub(crate) fn descriptors(&self) -> usize {
-        (self.endpoints.len() + usize::from(self.controls.is_some())) * MAX_CONNECTIONS
     }
 
     /// Spawns an accept loop per listener on the handle's tracker and records the bound

@@ -27,6 +27,7 @@ pub(crate) use listeners::Listeners;
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::os::fd::AsRawFd;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,6 +43,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::shell::net::descriptors;
 use crate::shell::net::refusals::RefusalLog;
 use crate::shell::state::shared::Shared;
 
@@ -113,7 +115,13 @@ pub(crate) async fn serve(
                 continue;
             }
         };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
+        // Past the descriptors' reserve (`net/descriptors.rs`) as past the limit: refused.
+        let slot = if descriptors::leaves_reserve(socket.as_raw_fd()) {
+            slots.clone().try_acquire_owned().ok()
+        } else {
+            None
+        };
+        let Some(slot) = slot else {
             if let Some(suppressed) = refusals.refused(peer.ip(), tokio::time::Instant::now()) {
                 tracing::warn!(%peer, suppressed, "too many HTTP connections; closing");
             }

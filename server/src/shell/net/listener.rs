@@ -1,15 +1,16 @@
 //! The accept loop: one task that takes TCP connections off the listener and spawns a task
 //! for each, until shutdown.
 //!
-//! TCP is where the connection limits apply, per client address (`maxClientCnxns`) and for the
-//! whole server (`maxCnxns` and the descriptors' share, `descriptors.rs`): a connection over
-//! either is closed at once, before anything is read. Past registration, a TCP connection is served as
-//! any other stream is (`conn/`). Accept errors are transient (EMFILE and the like)
-//! and never end the loop.
+//! TCP is where the connection limits apply: per client address (`maxClientCnxns`), for the
+//! whole server (`maxCnxns`), and the descriptors kept for the server's own files
+//! (`descriptors.rs`). A connection over any is closed at once, before anything is read. Past
+//! registration, a TCP connection is served as any other stream is (`conn/`). Accept errors are
+//! transient (EMFILE and the like) and never end the loop.
 //!
 //! A refused connection is logged through a [`RefusalLog`]: at most one line per address per
 //! interval.
 
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,9 +19,9 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::shell::net::conn;
 use crate::shell::net::refusals::RefusalLog;
 use crate::shell::net::tls::accept::Secure;
+use crate::shell::net::{conn, descriptors};
 use crate::shell::state::shared::Shared;
 
 /// Accepts connections for ensemble member `member` (1 for a single server) until `shutdown`
@@ -89,17 +90,21 @@ async fn serve(
                 } else {
                     &shutdown
                 };
-                let spawned = match &secure {
-                    None => conn::spawn(&shared, &tracker, parent, socket, (peer, member), limit),
-                    Some((secure, unified)) => conn::spawn_upgraded(
-                        &shared,
-                        &tracker,
-                        parent,
-                        secure.clone().accept(socket, peer, *unified),
-                        (peer, member),
-                        limit,
-                    ),
-                };
+                // Past the descriptors' reserve, refused before anything is registered.
+                let spawned = descriptors::leaves_reserve(socket.as_raw_fd())
+                    && match &secure {
+                        None => {
+                            conn::spawn(&shared, &tracker, parent, socket, (peer, member), limit)
+                        }
+                        Some((secure, unified)) => conn::spawn_upgraded(
+                            &shared,
+                            &tracker,
+                            parent,
+                            secure.clone().accept(socket, peer, *unified),
+                            (peer, member),
+                            limit,
+                        ),
+                    };
                 if !spawned && let Some(suppressed) = refusals.refused(peer.ip(), Instant::now()) {
                     tracing::warn!(
                         %peer,

@@ -1,6 +1,6 @@
 //! Client connections: the accept loop (`listener.rs`), one task per connection (`conn/`), TLS
 //! (`tls/`), and what the first two share: the time and queue limits (`limits.rs`), the rate
-//! limit of refusal lines (`refusals.rs`) and the connections' share of descriptors
+//! limit of refusal lines (`refusals.rs`) and the descriptors kept from connections
 //! (`descriptors.rs`).
 
 pub(crate) mod conn;

@@ -54,15 +54,11 @@ pub(crate) struct Router {
     /// With a data directory: what is routed waits here until the writes it may reveal are on
     /// disk (`durable/gate.rs`).
     gate: Option<Gate>,
-    /// The most connections at once (`maxCnxns` and the descriptors' share,
-    /// `net/descriptors.rs`), set by the builder once every listener is bound.
-    cap: AtomicUsize,
 }
 
 impl Router {
     fn new(gate: Option<Gate>) -> Router {
         Router {
-            cap: AtomicUsize::new(usize::MAX),
             conns: Mutex::new(HashMap::new()),
             next_conn: AtomicU64::new(1),
             gate,
@@ -298,12 +294,6 @@ impl Shared {
 
     /// Registers a new connection, or refuses it when `per_ip_limit` (0 for none) connections
     /// from the same address are already open.
-    /// Sets the most client connections served at once; past it a connection is refused as one
-    /// past `maxClientCnxns` is.
-    pub(crate) fn set_connection_cap(&self, cap: usize) {
-        self.router.cap.store(cap, Relaxed);
-    }
-
     pub(crate) fn register(
         &self,
         peer: SocketAddr,
@@ -313,7 +303,9 @@ impl Shared {
         kill: CancellationToken,
     ) -> Option<(ConnId, Arc<ConnStats>)> {
         let mut conns = self.router.conns.lock();
-        if conns.len() >= self.router.cap.load(Relaxed) {
+        // `maxCnxns`: connections to the whole server (0 for no limit).
+        let max = self.config.max_cnxns;
+        if max > 0 && conns.len() >= max {
             return None;
         }
         if per_ip_limit > 0 {
