@@ -12,13 +12,14 @@
 //! the files byte for byte as they were (docs/storage.md, "Torn tails").
 //!
 //! Invariant: deciding reads the file and never writes it; memory is one buffer, whatever the
-//! file's size.
+//! file's size, and holes are skipped (`zeros.rs`).
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
 use super::log_reader::{TailProblem, TornTail};
 use super::txn_log::EOR;
+use super::zeros::first_non_zero;
 
 /// The longest record a torn write can have begun: a request is at most `jute.maxbuffer` (1 MiB
 /// by default, rarely raised past a few), and this is the default preallocation, 64 MiB, so that
@@ -46,7 +47,7 @@ pub fn is_torn_write(tail: &TornTail) -> io::Result<bool> {
         TailProblem::BadLength(_) => tail.offset + 12,
         TailProblem::MissingEor(_) => tail.offset + 12 + claimed_len(tail)? + 1,
     };
-    Ok(last_non_zero(tail, record_end)?.is_none())
+    Ok(first_non_zero(&File::open(&tail.path)?, record_end)?.is_none())
 }
 
 /// The length field of the record at the tail's offset (0 when it cannot be read).
@@ -59,24 +60,4 @@ fn claimed_len(tail: &TornTail) -> io::Result<u64> {
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(0),
         Err(e) => Err(e),
     }
-}
-
-/// The offset of a non-zero byte at or after `from`, scanning backwards from the end of the
-/// file (where the preallocated zeros are), or `None` when there is none.
-fn last_non_zero(tail: &TornTail, from: u64) -> io::Result<Option<u64>> {
-    const CHUNK: u64 = 64 * 1024;
-    let mut file = File::open(&tail.path)?;
-    let mut end = file.metadata()?.len();
-    let mut buf = vec![0u8; CHUNK as usize];
-    while end > from {
-        let start = end.saturating_sub(CHUNK).max(from);
-        let chunk = &mut buf[..(end - start) as usize];
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(chunk)?;
-        if let Some(i) = chunk.iter().rposition(|b| *b != 0) {
-            return Ok(Some(start + i as u64));
-        }
-        end = start;
-    }
-    Ok(None)
 }

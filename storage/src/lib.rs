@@ -37,6 +37,7 @@ mod snapshot_writer;
 #[cfg(test)]
 mod tests;
 mod txn_log;
+mod zeros;
 
 pub use damage::is_torn_write;
 pub use data_dir::{DataDir, LOCK_FILE};

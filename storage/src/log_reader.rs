@@ -26,6 +26,7 @@ use shepherd_protocol::txn::TxnEntry;
 
 use super::names::{LOG_PREFIX, list};
 use super::txn_log::{EOR, LOG_HEADER_LEN, TXNLOG_MAGIC, entry_checksum};
+use super::zeros::first_non_zero;
 
 /// What is wrong at the point where reading stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,6 +116,7 @@ pub fn read_logs(log_dir: &Path, after_zxid: i64) -> io::Result<LogReader> {
         current: None,
         tail: None,
         entry_end: None,
+        fresh_file: false,
     })
 }
 
@@ -129,6 +131,8 @@ pub struct LogReader {
     tail: Option<TornTail>,
     /// The file of the last entry returned and the offset just after it.
     entry_end: Option<(PathBuf, u64)>,
+    /// The current file has returned no entry yet: its first one names it in `entry_end`.
+    fresh_file: bool,
 }
 
 impl LogReader {
@@ -175,7 +179,10 @@ impl Iterator for LogReader {
                 None => {
                     let path = self.files.pop_front()?;
                     match FileCursor::open(path) {
-                        Ok(Ok(cursor)) => self.current.insert(cursor),
+                        Ok(Ok(cursor)) => {
+                            self.fresh_file = true;
+                            self.current.insert(cursor)
+                        }
                         Ok(Err((path, problem))) => {
                             self.stop(path, 0, problem);
                             return None;
@@ -204,10 +211,13 @@ impl Iterator for LogReader {
                         continue;
                     }
                     self.last = zxid;
+                    // The path is taken once per file, not compared per entry: recovery reads
+                    // every entry through here.
                     match &mut self.entry_end {
-                        Some((path, end)) if *path == cursor.path => *end = cursor.offset,
+                        Some((_, end)) if !self.fresh_file => *end = cursor.offset,
                         slot => *slot = Some((cursor.path.clone(), cursor.offset)),
                     }
+                    self.fresh_file = false;
                     return Some(Ok(entry));
                 }
                 Ok(Read1::End) => self.current = None,
@@ -298,19 +308,9 @@ impl FileCursor {
         Ok(done)
     }
 
-    /// Whether every byte from here to the end of the file is zero. Reads the rest of the file
-    /// (the preallocated remainder, once per file at recovery).
-    fn rest_is_zero(&mut self) -> io::Result<bool> {
-        let mut buf = [0u8; 64 * 1024];
-        loop {
-            let n = self.read_full(&mut buf)?;
-            if buf[..n].iter().any(|b| *b != 0) {
-                return Ok(false);
-            }
-            if n < buf.len() {
-                return Ok(true);
-            }
-        }
+    /// Whether every byte from here to the end of the file is zero (holes skipped, `zeros.rs`).
+    fn rest_is_zero(&self) -> io::Result<bool> {
+        Ok(first_non_zero(self.input.get_ref(), self.offset)?.is_none())
     }
 
     fn next_entry(&mut self) -> io::Result<Read1> {
