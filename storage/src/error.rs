@@ -61,9 +61,11 @@ pub enum StorageError {
     /// A log file other than the last is damaged: cutting it would drop the later files'
     /// transactions, so recovery stops and leaves the choice to the operator.
     #[error(
-        "transaction log {tail} is damaged and {} later log file(s) follow it; \
-         move the damaged file's later files away or restore from a backup",
-        tail.later_files.len()
+        "transaction log {tail} is damaged and {} later log file(s) follow it; nothing was \
+         changed on disk. `shepherd datadir repair DIR --truncate-after {zxid:#x}` keeps \
+         everything up to the damage and moves the rest aside, or restore from a backup",
+        tail.later_files.len(),
+        zxid = tail.last_zxid
     )]
     CorruptLog {
         /// Where reading stopped.

@@ -2,19 +2,19 @@
 //! changing anything: no lock taken, no temporary file removed, no tail cut. What
 //! `shepherd datadir check` prints.
 //!
-//! Invariant: the same judgement as [`recover`](crate::recover): a snapshot counts when it
-//! reads completely with matching seals; the logs are read after the newest usable snapshot, as
-//! recovery replays them, and their damage is a torn write or corruption as
-//! [`is_torn_write`](crate::is_torn_write) decides.
+//! Invariant: the judgement is recovery's own, not a copy: a snapshot is read by the loader
+//! [`recover`](crate::recover) uses (into a sink that keeps nothing), the logs are read after
+//! the newest usable snapshot as recovery replays them, and their damage is judged by the rule
+//! recovery applies, whose refusal is reported in its own words.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::damage::is_torn_write;
 use super::error::{StorageError, at};
 use super::log_reader::{TornTail, read_logs};
-use super::names::{LOG_PREFIX, SNAPSHOT_PREFIX, VERSION_DIR, is_compressed_snapshot, list};
-use super::snapshot_reader::SnapshotReader;
+use super::names::{LOG_PREFIX, SNAPSHOT_PREFIX, VERSION_DIR, list};
+use super::recovery::{RecoverySink, judge_tail, load_snapshot};
+use super::snapshot_reader::{SnapshotNode, ZxidDigest};
 
 /// A snapshot file and what reading it found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,8 +32,9 @@ pub struct SnapshotCheck {
 pub struct LogDamage {
     /// Where reading stopped, and why.
     pub tail: TornTail,
-    /// A torn write in the last file, which recovery cuts; otherwise recovery refuses.
-    pub torn: bool,
+    /// Recovery's refusal, as it says it; `None` for a torn write in the last file, which
+    /// recovery cuts.
+    pub refusal: Option<String>,
 }
 
 /// What [`inspect`] found.
@@ -59,10 +60,7 @@ impl Inspection {
     pub fn recovers(&self) -> bool {
         let snapshot_ok =
             self.snapshots.is_empty() || self.snapshots.iter().any(|s| s.problem.is_none());
-        let logs_ok = self
-            .damage
-            .as_ref()
-            .is_none_or(|d| d.torn && d.tail.later_files.is_empty());
+        let logs_ok = self.damage.as_ref().is_none_or(|d| d.refusal.is_none());
         snapshot_ok && logs_ok
     }
 }
@@ -85,27 +83,18 @@ impl fmt::Display for Inspection {
         )?;
         match &self.damage {
             None => writeln!(f, "damage: none")?,
-            Some(d) if d.torn && d.tail.later_files.is_empty() => writeln!(
+            Some(LogDamage {
+                tail,
+                refusal: None,
+            }) => writeln!(
                 f,
-                "damage: a torn write (a partial last record, then zeros) in {}; recovery cuts it",
-                d.tail
+                "damage: a torn write (a partial last record, then zeros) in {tail}; recovery \
+                 cuts it"
             )?,
-            Some(d) => {
-                writeln!(f, "damage: {}; recovery refuses to start", d.tail)?;
-                if !d.tail.later_files.is_empty() {
-                    writeln!(
-                        f,
-                        "  {} later log file(s) follow it",
-                        d.tail.later_files.len()
-                    )?;
-                }
-                writeln!(
-                    f,
-                    "  `shepherd datadir repair DIR --truncate-after {:#x}` keeps everything up \
-                     to that zxid and moves the rest into a backup folder",
-                    d.tail.last_zxid
-                )?;
-            }
+            Some(LogDamage {
+                refusal: Some(refusal),
+                ..
+            }) => writeln!(f, "damage: {refusal}")?,
         }
         let verdict = if self.recovers() {
             "recovers"
@@ -128,7 +117,7 @@ pub fn inspect(data_dir: &Path, log_dir: Option<&Path>) -> Result<Inspection, St
         .map_err(at(&snap_dir))?
         .into_iter()
         .map(|(zxid, path)| {
-            let problem = check_snapshot(&path).err();
+            let problem = load_snapshot(&mut Discard, &path, zxid).err();
             SnapshotCheck {
                 zxid,
                 path,
@@ -151,7 +140,11 @@ pub fn inspect(data_dir: &Path, log_dir: Option<&Path>) -> Result<Inspection, St
     let damage = match reader.torn_tail() {
         None => None,
         Some(tail) => Some(LogDamage {
-            torn: is_torn_write(tail).map_err(at(&tail.path))?,
+            refusal: match judge_tail(tail) {
+                Ok(()) => None,
+                Err(e @ StorageError::Io { .. }) => return Err(e),
+                Err(refused) => Some(refused.to_string()),
+            },
             tail: tail.clone(),
         }),
     };
@@ -165,16 +158,29 @@ pub fn inspect(data_dir: &Path, log_dir: Option<&Path>) -> Result<Inspection, St
     })
 }
 
-/// Reads a snapshot to its end; the error is why recovery would skip it.
-fn check_snapshot(path: &Path) -> Result<(), String> {
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
-    if is_compressed_snapshot(name) {
-        return Err("compressed snapshots are not supported".to_owned());
+/// A sink that takes a snapshot and keeps nothing: what reading one to its end needs.
+struct Discard;
+
+impl RecoverySink for Discard {
+    type Error = std::convert::Infallible;
+
+    fn session(&mut self, _: i64, _: i32) -> Result<(), Self::Error> {
+        Ok(())
     }
-    let mut reader = SnapshotReader::open(path).map_err(|e| e.to_string())?;
-    while reader.next_node().map_err(|e| e.to_string())?.is_some() {}
-    Ok(())
+
+    fn acl(&mut self, _: i64, _: Vec<shepherd_protocol::Acl>) -> Result<(), Self::Error> {
+        Ok(())
+    }
+
+    fn node(&mut self, _: SnapshotNode) -> Result<(), Self::Error> {
+        Ok(())
+    }
+
+    fn snapshot_done(&mut self, _: i64, _: Option<ZxidDigest>) -> Result<(), Self::Error> {
+        Ok(())
+    }
+
+    fn txn(&mut self, _: &shepherd_protocol::txn::TxnEntry) -> Result<(), Self::Error> {
+        Ok(())
+    }
 }

@@ -114,16 +114,8 @@ pub fn recover<S: RecoverySink>(
     let snapshots = dir.snapshots().map_err(at(dir.snap_dir()))?;
     let mut loaded = None;
     for (zxid, path) in snapshots.iter().rev() {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        let result = if is_compressed_snapshot(name) {
-            Err("compressed snapshots are not supported".to_owned())
-        } else {
-            let mut sink = make_sink();
-            load_snapshot(&mut sink, path, *zxid).map(|()| sink)
-        };
+        let mut sink = make_sink();
+        let result = load_snapshot(&mut sink, path, *zxid).map(|()| sink);
         match result {
             Ok(sink) => {
                 loaded = Some((sink, *zxid, path.clone()));
@@ -172,12 +164,7 @@ pub fn recover<S: RecoverySink>(
         report.last_zxid = zxid;
     }
     if let Some(tail) = reader.torn_tail() {
-        if !tail.later_files.is_empty() {
-            return Err(StorageError::CorruptLog { tail: tail.clone() });
-        }
-        if !is_torn_write(tail).map_err(at(&tail.path))? {
-            return Err(StorageError::DamagedLog { tail: tail.clone() });
-        }
+        judge_tail(tail)?;
         tracing::warn!(%tail, "cutting the torn tail of the transaction log");
         truncate_torn_tail(tail).map_err(at(&tail.path))?;
         report.tail_cut = Some(tail.clone());
@@ -185,12 +172,35 @@ pub fn recover<S: RecoverySink>(
     Ok((sink, report))
 }
 
+/// Whether recovery may cut the logs where they stopped: only a torn write in the last file.
+/// Anything else is the error recovery refuses with, which `inspect` reports as it is.
+///
+/// # Errors
+/// [`StorageError::CorruptLog`] with later files after the damage; [`StorageError::DamagedLog`]
+/// for damage that is not a torn write; [`StorageError::Io`] when the file cannot be read.
+pub(crate) fn judge_tail(tail: &TornTail) -> Result<(), StorageError> {
+    if !tail.later_files.is_empty() {
+        return Err(StorageError::CorruptLog { tail: tail.clone() });
+    }
+    if !is_torn_write(tail).map_err(at(&tail.path))? {
+        return Err(StorageError::DamagedLog { tail: tail.clone() });
+    }
+    Ok(())
+}
+
 /// Feeds one snapshot to a sink; the error is the reason to skip it.
-fn load_snapshot<S: RecoverySink>(
+pub(crate) fn load_snapshot<S: RecoverySink>(
     sink: &mut S,
     path: &std::path::Path,
     zxid: i64,
 ) -> Result<(), String> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if is_compressed_snapshot(name) {
+        return Err("compressed snapshots are not supported".to_owned());
+    }
     let mut reader = SnapshotReader::open(path).map_err(|e| e.to_string())?;
     for &(id, timeout) in reader.sessions() {
         sink.session(id, timeout)

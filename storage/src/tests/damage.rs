@@ -172,7 +172,11 @@ fn check_reports_the_damage_and_repair_keeps_a_copy_of_what_it_cuts() {
     assert_eq!(snapshot_of(dir.path()), before, "check changes nothing");
     assert!(!found.recovers(), "{found}");
     let damage = found.damage.clone().unwrap();
-    assert_eq!((damage.torn, damage.tail.last_zxid), (false, 20));
+    // Not torn: recovery refuses it.
+    assert_eq!(
+        (damage.refusal.is_some(), damage.tail.last_zxid),
+        (true, 20)
+    );
     assert!(
         found.to_string().contains("--truncate-after 0x14"),
         "{found}"
