@@ -58,8 +58,8 @@ pub struct ScaleArgs {
     /// Wait this long, ms, before each memory reading.
     #[arg(long = "settle-ms", value_name = "MS", default_value_t = 2000)]
     pub settle_ms: u64,
-    // With --connect, --server-pid is needed (checked in `execute`): the memory read is the
-    // server process's.
+    // With --connect, --server-pid is needed (a usage error in `main`; each measurement also
+    // says so): the memory read is the server process's.
     #[command(flatten)]
     pub target: TargetArgs,
     /// A shell command run before each memory reading, e.g. `jcmd PID GC.run` for a JVM, whose
@@ -124,11 +124,6 @@ pub fn main(args: &ScaleArgs) -> ExitCode {
 pub fn execute(args: &ScaleArgs, print: &mut dyn FnMut(&str)) -> Result<Vec<Row>> {
     let runtime = args.target.client_runtime()?;
     let settle = Duration::from_millis(args.settle_ms);
-    if args.target.connect.is_some() && args.target.server_pid.is_none() {
-        return Err(Error::Refused(
-            "--connect needs --server-pid: the memory read is the server process's".to_owned(),
-        ));
-    }
     let shared = args.target.remote();
     let prepare = |mut target: Target| {
         target.before_reading.clone_from(&args.before_reading);
