@@ -1,9 +1,16 @@
-//! What the `shepherd` command shares with the `shepherd-bench` command: where log lines go and
-//! in what shape ([`logging`]), progress bars on a terminal ([`progress`]), the tokio runtimes
-//! they run on ([`runtime`]), and where the `shepherd` binary is ([`binary`]). The commands
-//! themselves are the package's binary.
+//! The `shepherd` command ([`run`]: `serve`, the client commands, `tls`, `datadir`), and what the
+//! `shepherd-bench` command shares with it: where log lines go and in what shape
+//! ([`logging`]), progress bars on a terminal ([`progress`]), the tokio runtimes they run on
+//! ([`runtime`]), and where the `shepherd` binary is ([`binary`]). The binary is one call to
+//! [`run`], so any other launcher of the command (the Python package) runs the same code.
 
 pub mod binary;
+mod command;
+mod commands;
 pub mod logging;
 pub mod progress;
 pub mod runtime;
+mod serve;
+mod shutdown;
+
+pub use command::run;

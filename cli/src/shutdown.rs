@@ -144,7 +144,7 @@ pub async fn on_signal(
     match unless_signalled_again(clean_stop, signals.recv()).await {
         Ending::Clean => {
             tracing::info!("stopped");
-            shepherd_cli::logging::flush();
+            crate::logging::flush();
             ExitCode::SUCCESS
         }
         Ending::Forced(again) => {
@@ -152,7 +152,7 @@ pub async fn on_signal(
                 signal = again.name(),
                 "exiting at once; the clean stop did not finish"
             );
-            shepherd_cli::logging::flush();
+            crate::logging::flush();
             // Not a return: the runtime's drop would wait for the tasks this abandons.
             std::process::exit(i32::from(again.forced_exit_code()))
         }

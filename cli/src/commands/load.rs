@@ -18,7 +18,7 @@ use shepherd_client::{Acl, Client, CreateOptions, Error as ClientError};
 use super::dump::DumpLine;
 use super::error::{AtPath, CliError};
 use super::output::Out;
-use shepherd_cli::progress::Progress;
+use crate::progress::Progress;
 
 /// The most ops in one multi.
 pub const BATCH_OPS: usize = 100;

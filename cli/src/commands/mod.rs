@@ -25,8 +25,8 @@ mod write;
 
 use std::process::ExitCode;
 
+use crate::runtime::{self, Threads};
 use clap::Subcommand;
-use shepherd_cli::runtime::{self, Threads};
 use shepherd_client::Client;
 
 pub use connection::Conn;

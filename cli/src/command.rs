@@ -1,0 +1,158 @@
+//! The command line itself: what `shepherd` accepts ([`Cli`]) and the dispatch to `serve`, the
+//! client commands, `tls` and `datadir`. The library owns it, not the binary, so that every
+//! way of starting the command (the binary, the Python package's console script) parses and
+//! runs the same code.
+
+use std::ffi::OsString;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::commands;
+use crate::logging;
+use crate::serve::serve;
+
+#[derive(Parser)]
+#[command(
+    name = "shepherd",
+    version,
+    about = "A ZooKeeper-compatible coordination server"
+)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) log: logging::LogOptions,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Run a standalone ZooKeeper-compatible server: in memory, or durable with --data-dir.
+    Serve {
+        /// Port to listen on (0 picks a free one). Overrides clientPort from --config.
+        #[arg(long)]
+        port: Option<u16>,
+        /// Address to bind. Loopback unless you say otherwise.
+        #[arg(long)]
+        bind: Option<IpAddr>,
+        /// tickTime in milliseconds (session timeouts are bounded to 2 and 20 ticks).
+        #[arg(long = "tick-time")]
+        tick_time: Option<u64>,
+        /// A zoo.cfg to read; unknown keys are warned about, not fatal.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Serve ZooKeeper's AdminServer (JSON at /commands/<name>) on this port (0 picks a
+        /// free one), on loopback unless --config's admin.serverAddress says otherwise.
+        #[arg(long = "admin-port")]
+        admin_port: Option<u16>,
+        /// Serve Prometheus /metrics on this port (0 picks a free one), on loopback unless
+        /// --config's metricsProvider.httpHost says otherwise.
+        #[arg(long = "metrics-port")]
+        metrics_port: Option<u16>,
+        /// Keep the tree, sessions and zxid in DIR/version-2, in ZooKeeper 3.8's own format,
+        /// and recover them at start. Overrides --config's dataDir. Without it (or dataDir),
+        /// everything is kept in memory.
+        #[arg(long = "data-dir", value_name = "DIR")]
+        data_dir: Option<PathBuf>,
+        /// A JAAS file whose `Server` section's `user_<name>="<password>"` options are the
+        /// SASL DIGEST-MD5 users (ZooKeeper's -Djava.security.auth.login.config); also
+        /// registers the `sasl` ACL scheme (docs/security.md). Overrides --config's.
+        #[arg(long, value_name = "FILE")]
+        jaas: Option<PathBuf>,
+        /// An in-process ensemble (docs/ensemble.md): N client endpoints sharing one state,
+        /// members 1..=N, each reporting leader or follower. With --port P member i listens on
+        /// P+i-1 (port 0: each on a free port). One `listening on` line per member, in order.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=255))]
+        members: u16,
+        /// Serve the test controls (docs/test-controls.md): JSON endpoints to expire sessions,
+        /// cut or freeze connections, inject faults and inspect the server, for tests in any
+        /// language. Loopback only; a random token, printed once at start, is required on
+        /// every call. Never on a server others depend on.
+        #[arg(long = "test-controls")]
+        test_controls: bool,
+        /// The test controls' port (0, the default, picks a free one), on --test-controls-bind.
+        #[arg(
+            long = "test-controls-port",
+            default_value_t = 0,
+            requires = "test_controls"
+        )]
+        test_controls_port: u16,
+        /// The test controls' address: a loopback address (anything else is refused).
+        #[arg(
+            long = "test-controls-bind",
+            default_value = "127.0.0.1",
+            requires = "test_controls"
+        )]
+        test_controls_bind: IpAddr,
+    },
+    /// TLS helpers: `shepherd tls make-test-certs DIR` writes throw-away test certificates.
+    Tls {
+        #[command(subcommand)]
+        tls: commands::tls::TlsCommand,
+    },
+    /// Data directory tools: `check DIR` says whether a server would start from it and why
+    /// not; `repair DIR --truncate-after ZXID` cuts a damaged log, keeping a copy of what goes.
+    Datadir {
+        #[command(subcommand)]
+        datadir: commands::datadir::DatadirCommand,
+    },
+    #[command(flatten)]
+    Client(commands::ClientCommand),
+}
+
+/// Runs the `shepherd` command with `args` (the program's name first, as `std::env::args_os`
+/// gives them) and returns its exit code: the binary and the Python package's console script
+/// both call this, so they are one command.
+///
+/// A usage error prints clap's message and returns 2; `--help` and `--version` print and
+/// return 0. Never exits the process itself.
+pub fn run<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let default_level = match cli.command {
+        Command::Serve { .. } => "info",
+        // A client command prints its own errors; the client's logs would only repeat them.
+        Command::Client(_) => "error",
+        Command::Tls { .. } | Command::Datadir { .. } => "warn",
+    };
+    logging::init(cli.log.format, default_level);
+    match cli.command {
+        Command::Serve {
+            port,
+            bind,
+            tick_time,
+            config,
+            admin_port,
+            metrics_port,
+            data_dir,
+            jaas,
+            members,
+            test_controls,
+            test_controls_port,
+            test_controls_bind,
+        } => serve(
+            (port, members),
+            bind,
+            tick_time,
+            config,
+            (admin_port, metrics_port),
+            (data_dir, jaas),
+            test_controls
+                .then(|| std::net::SocketAddr::new(test_controls_bind, test_controls_port)),
+        ),
+        Command::Client(command) => commands::main(&command),
+        Command::Tls { tls } => commands::tls::main(&tls),
+        Command::Datadir { datadir } => commands::datadir::main(&datadir),
+    }
+}

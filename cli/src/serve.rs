@@ -1,0 +1,290 @@
+//! `shepherd serve`: the flags and zoo.cfg turned into a [`Config`], the server started, its
+//! addresses announced on stdout (scripts read them: the first line's shape is kept), then a
+//! clean stop on SIGINT or SIGTERM, or exit 5 when the transaction log fails.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use shepherd_server::storage::StorageError;
+use shepherd_server::{Config, Server};
+
+use crate::logging;
+use crate::runtime::{self, Threads};
+use crate::shutdown;
+
+pub(crate) fn serve(
+    (port, members): (Option<u16>, u16),
+    bind: Option<IpAddr>,
+    tick_time: Option<u64>,
+    config_file: Option<PathBuf>,
+    (admin_port, metrics_port): (Option<u16>, Option<u16>),
+    (data_dir, jaas): (Option<PathBuf>, Option<PathBuf>),
+    test_controls: Option<std::net::SocketAddr>,
+) -> ExitCode {
+    raise_open_files_limit();
+    let mut config = Config {
+        port: 2181,
+        ..Config::default()
+    };
+    if let Some(path) = &config_file {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(error) => {
+                eprintln!("error: cannot read {}: {error}", path.display());
+                return ExitCode::from(2);
+            }
+        };
+        match config.apply_zoo_cfg(&text) {
+            Ok(warnings) => {
+                for warning in warnings {
+                    tracing::warn!("{}: {warning}", path.display());
+                }
+            }
+            Err(error) => {
+                eprintln!("error: {}: {error}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if let Some(tick) = tick_time {
+        if tick == 0 {
+            eprintln!("error: --tick-time must be at least 1 ms");
+            return ExitCode::from(2);
+        }
+        config.set_tick_time(Duration::from_millis(tick));
+    }
+    if let Some(port) = port {
+        config.port = port;
+        // An explicit plain port is served, even beside a zoo.cfg secureClientPort.
+        config.tls.client_port_given = true;
+    }
+    if let Some(bind) = bind {
+        config.bind = bind;
+    }
+    if let Some(dir) = data_dir {
+        config.durability.data_dir = Some(dir);
+    }
+    if let Some(file) = jaas {
+        config.auth.jaas_file = Some(file);
+        config.auth.add_provider("sasl");
+    }
+    // A bad JAAS file or enforce.auth setting is a configuration error, reported before
+    // anything listens (the server's start checks the same).
+    if let Err(error) = config.auth.resolve() {
+        eprintln!("error: {error}");
+        return ExitCode::from(2);
+    }
+    // A flag's port on the configured address, or on loopback.
+    let on_port = |addr: Option<std::net::SocketAddr>, port: u16| {
+        let mut addr = addr.unwrap_or_else(|| ([127, 0, 0, 1], 0).into());
+        addr.set_port(port);
+        Some(addr)
+    };
+    if let Some(addr) = test_controls.filter(|addr| !addr.ip().is_loopback()) {
+        eprintln!(
+            "error: --test-controls listens on loopback only (127.0.0.1 or ::1), not {}",
+            addr.ip()
+        );
+        return ExitCode::from(2);
+    }
+    if let Some(port) = admin_port {
+        config.admin_server = on_port(config.admin_server, port);
+    }
+    if let Some(port) = metrics_port {
+        config.metrics_server = on_port(config.metrics_server, port);
+    }
+    let Some(runtime) = runtime::start_or_report(Threads::Workers(None), "the runtime") else {
+        return ExitCode::FAILURE;
+    };
+    runtime.block_on(async move {
+        // Before the server announces itself: a signal sent as soon as the `listening` line is
+        // read must find the clean stop, not the default (fatal) action.
+        let mut signals = match shutdown::StopSignals::install() {
+            Ok(signals) => signals,
+            Err(error) => {
+                eprintln!("error: cannot handle SIGINT and SIGTERM: {error}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let (bind, port) = (config.bind, config.port);
+        let durable = config.durability.is_durable();
+        let mut builder = Server::builder()
+            .config(config)
+            .members(usize::from(members));
+        if let Some(addr) = test_controls {
+            builder = builder.test_controls(addr);
+        }
+        let server = match builder.start().await {
+            Ok(server) => server,
+            Err(error) if error.kind() == std::io::ErrorKind::AddrInUse => {
+                eprintln!("error: {bind}:{port} is already in use (is another ZooKeeper running?)");
+                return ExitCode::from(3);
+            }
+            // A key or trust store that cannot be used: a configuration error, like a bad key.
+            Err(error)
+                if error
+                    .get_ref()
+                    .is_some_and(|e| e.is::<shepherd_server::tls::TlsError>()) =>
+            {
+                eprintln!("error: TLS: {error}");
+                return ExitCode::from(2);
+            }
+            Err(error) if error.get_ref().is_some_and(|e| e.is::<StorageError>()) => {
+                // Already names the path and what could not be done with it.
+                eprintln!("error: {error}");
+                return ExitCode::from(4);
+            }
+            Err(error) => {
+                eprintln!("error: cannot listen on {bind}:{port}: {error}");
+                return ExitCode::from(3);
+            }
+        };
+        // Scripts read the port from the first line; keep its shape. An ensemble prints one
+        // line per member, in id order.
+        for id in server.member_ids() {
+            if let Some(addr) = server
+                .member_addr(id)
+                .filter(|a| Some(*a) != server.secure_addr())
+            {
+                println!("shepherd listening on {addr}");
+            }
+        }
+        if let Some(addr) = server.secure_addr() {
+            println!("shepherd listening on {addr} (TLS)");
+        }
+        if let Some(addr) = server.admin_addr() {
+            println!("shepherd admin server on http://{addr}/commands");
+        }
+        if let Some(addr) = server.metrics_addr() {
+            println!("shepherd metrics on http://{addr}/metrics");
+        }
+        // Printed once, on stdout only (never logged): tests parse it for the address and
+        // the token (docs/test-controls.md).
+        if let (Some(addr), Some(token)) =
+            (server.test_controls_addr(), server.test_controls_token())
+        {
+            println!("shepherd test controls on http://{addr} token {token}");
+        }
+        if !durable {
+            tracing::info!(
+                "in memory: nothing is kept when the process ends (--data-dir DIR keeps it)"
+            );
+        }
+        if members > 1 {
+            tracing::info!(
+                members,
+                leader = ?server.leader(),
+                connect = %server.connect_string(),
+                "an in-process ensemble: one state behind every member"
+            );
+        }
+        tracing::info!(addr = %server.local_addr(), "serving; Ctrl-C or SIGTERM to stop");
+        // The clean stop, in order; a second signal during it exits at once.
+        let stop = shutdown::on_signal(&mut signals, async {
+            // 1. Stop accepting, close every connection, wait for their tasks to end.
+            // 2. With a data directory, write and fsync the transaction log and close it, so
+            //    that everything acknowledged is on disk before `stopped` is logged.
+            server.shutdown().await;
+        });
+        tokio::select! {
+            code = stop => code,
+            // ZooKeeper halts when it cannot write its log; so does this, with the reason.
+            reason = server.failed() => {
+                tracing::error!(%reason, "the transaction log failed; stopping");
+                server.shutdown().await;
+                logging::flush();
+                ExitCode::from(5)
+            }
+        }
+    })
+}
+
+/// Raises the soft open-file limit to the hard one, as the JVM does for ZooKeeper: the server's
+/// share of descriptors for connections is read from it (`server/src/shell/net/descriptors.rs`),
+/// and a distribution's default soft limit (1024) is far below what a coordinator serves.
+fn raise_open_files_limit() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    if limit.current < limit.maximum {
+        let raised = rustix::process::Rlimit {
+            current: limit.maximum,
+            maximum: limit.maximum,
+        };
+        match setrlimit(Resource::Nofile, raised) {
+            Ok(()) => tracing::debug!(
+                from = ?limit.current,
+                to = ?limit.maximum,
+                "raised the open-file limit"
+            ),
+            Err(error) => tracing::warn!(%error, "cannot raise the open-file limit"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::command::{Cli, Command};
+    use clap::Parser;
+
+    #[test]
+    fn serve_test_controls_are_off_by_default_and_loopback_only() {
+        let serve = |args: &[&str]| {
+            let cli = Cli::try_parse_from([&["shepherd", "serve"], args].concat())?;
+            match cli.command {
+                Command::Serve {
+                    test_controls,
+                    test_controls_port,
+                    test_controls_bind,
+                    ..
+                } => Ok::<_, clap::Error>((test_controls, test_controls_port, test_controls_bind)),
+                _ => panic!("not serve"),
+            }
+        };
+        let loopback = IpAddr::from([127, 0, 0, 1]);
+        assert_eq!(serve(&[]).unwrap(), (false, 0, loopback));
+        assert_eq!(serve(&["--test-controls"]).unwrap(), (true, 0, loopback));
+        let on = serve(&["--test-controls", "--test-controls-port", "7001"]).unwrap();
+        assert_eq!(on, (true, 7001, loopback));
+        let v6 = serve(&["--test-controls", "--test-controls-bind", "::1"]).unwrap();
+        assert_eq!(v6.2, "::1".parse::<IpAddr>().unwrap());
+        // The port and address go with the flag, never alone.
+        assert!(serve(&["--test-controls-port", "7001"]).is_err());
+        assert!(serve(&["--test-controls-bind", "127.0.0.1"]).is_err());
+        // A non-loopback address is refused before anything starts.
+        let everywhere = std::net::SocketAddr::from(([0, 0, 0, 0], 0));
+        let code = super::serve(
+            (Some(0), 1),
+            None,
+            None,
+            None,
+            (None, None),
+            (None, None),
+            Some(everywhere),
+        );
+        assert_eq!(code, ExitCode::from(2));
+    }
+
+    #[test]
+    fn serve_refuses_a_jaas_file_it_cannot_use() {
+        let jaas = Cli::try_parse_from(["shepherd", "serve", "--jaas", "/etc/jaas.conf"]).unwrap();
+        let Command::Serve { jaas, .. } = jaas.command else {
+            panic!("not serve")
+        };
+        assert_eq!(jaas, Some(PathBuf::from("/etc/jaas.conf")));
+        // Unreadable: a configuration error, before anything listens.
+        let missing = PathBuf::from("/nonexistent/shepherd-jaas.conf");
+        let code = super::serve(
+            (Some(0), 1),
+            None,
+            None,
+            None,
+            (None, None),
+            (None, Some(missing)),
+            None,
+        );
+        assert_eq!(code, ExitCode::from(2));
+    }
+}
