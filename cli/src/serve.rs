@@ -29,8 +29,9 @@ pub(crate) fn serve(
         ..Config::default()
     };
     if let Some(path) = &config_file {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
+        // Bytes, not UTF-8: ZooKeeper reads zoo.cfg as ISO 8859-1 (`Properties.load`).
+        let text = match std::fs::read(path) {
+            Ok(bytes) => shepherd_server::config::properties::latin1(&bytes),
             Err(error) => {
                 eprintln!("error: cannot read {}: {error}", path.display());
                 return ExitCode::from(2);

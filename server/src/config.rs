@@ -1,13 +1,17 @@
 //! Server configuration: the embedded builder's settings and the subset of `zoo.cfg` that a
 //! standalone server can honour, the data directory's keys included ([`Durability`]).
 //!
-//! A `zoo.cfg` key we do not know is reported back as a warning, never an error: configuration
-//! files written for a real ensemble (initLimit, server.N, …) must start a dev server.
+//! A `zoo.cfg` is read exactly as ZooKeeper reads it ([`properties`]). A key we do not know is
+//! reported back as a warning (with the known key it most resembles), never an error:
+//! configuration files written for a real ensemble (initLimit, server.N, …) must start a dev
+//! server.
 
 mod auth;
 mod client_auth;
 mod durability;
 pub mod jaas;
+mod keys;
+pub mod properties;
 mod server_tls;
 mod tls;
 mod values;
@@ -26,6 +30,7 @@ pub use durability::{
     DEFAULT_PREALLOC_BYTES, DEFAULT_SNAP_COUNT, DEFAULT_SNAP_SIZE_LIMIT_KB, Durability,
     MIN_SNAP_RETAIN_COUNT,
 };
+use properties::Property;
 pub use server_tls::ServerTls;
 pub use tls::{DEFAULT_HANDSHAKE_LIMIT, StoreFile, StoreType, TlsSettings};
 
@@ -202,17 +207,15 @@ impl Config {
         let (mut admin_on, mut admin_ip, mut admin_port) = (false, loopback, DEFAULT_ADMIN_PORT);
         let (mut metrics_on, mut metrics_ip, mut metrics_port) =
             (false, loopback, DEFAULT_METRICS_PORT);
-        for (number, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let Some((key, value)) = line.split_once('=') else {
-                warnings.push(format!("line {}: not key=value: {line}", number + 1));
-                continue;
-            };
-            let (key, value) = (key.trim(), value.trim());
-            let bad = |what: &str| format!("line {}: {key}={value}: {what}", number + 1);
+        let parsed = properties::parse(text)?;
+        for (key, line) in &parsed.replaced {
+            warnings.push(format!(
+                "line {line}: {key} is given again later; the last value wins"
+            ));
+        }
+        for Property { key, value, line } in &parsed.entries {
+            let (key, value, line) = (key.as_str(), value.as_str(), *line);
+            let bad = |what: &str| format!("line {line}: {key}={value}: {what}");
             let num = || value.parse::<u64>().map_err(|_| bad("expected a number"));
             // ZooKeeper reads these with `Integer.parseInt`, which refuses what an `int`
             // cannot hold; so do we, rather than truncate (4294967296 must not become 0).
@@ -307,9 +310,7 @@ impl Config {
                 other => match self.apply_section_key(other, value).map_err(|e| bad(&e))? {
                     KeyOutcome::Applied => {}
                     KeyOutcome::Warning(warning) => warnings.push(warning),
-                    KeyOutcome::Unknown => {
-                        warnings.push(format!("unknown zoo.cfg key {other} ignored"));
-                    }
+                    KeyOutcome::Unknown => warnings.push(keys::unknown(other)),
                 },
             }
         }
