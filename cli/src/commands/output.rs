@@ -2,7 +2,10 @@
 //! several commands: a node's stat ([`StatJson`], [`write_stat`]) and its data ([`Data`]).
 //!
 //! Invariants: JSON field names are ZooKeeper's own (`Stat`'s Java fields: `ephemeralOwner`,
-//! `dataLength`, …), so that output can be compared with other ZooKeeper tools; data is never
+//! `dataLength`, …), so that output can be compared with other ZooKeeper tools; 64-bit ids
+//! (zxids, session ids) are hex strings (`"0x6b093d52000000d2"`), as the test controls write
+//! them, because jq and JavaScript read JSON numbers as doubles and round anything above 2^53
+//! ([`hex_id`]); data is never
 //! mangled: it is written as UTF-8 only when it is valid UTF-8 (and allowed), otherwise as
 //! base64, and the `encoding` field says which.
 
@@ -64,8 +67,10 @@ impl Out {
 #[serde(rename_all = "camelCase")]
 pub struct StatJson {
     /// Creating transaction.
+    #[serde(with = "hex_id")]
     pub czxid: i64,
     /// Last modifying transaction.
+    #[serde(with = "hex_id")]
     pub mzxid: i64,
     /// Creation time, ms since the epoch.
     pub ctime: i64,
@@ -78,12 +83,14 @@ pub struct StatJson {
     /// ACL version.
     pub aversion: i32,
     /// Owning session of an ephemeral node, 0 otherwise.
+    #[serde(with = "hex_id")]
     pub ephemeral_owner: i64,
     /// Data length in bytes.
     pub data_length: i32,
     /// Number of children.
     pub num_children: i32,
     /// Last transaction that changed the children.
+    #[serde(with = "hex_id")]
     pub pzxid: i64,
 }
 
@@ -123,6 +130,36 @@ pub fn time_text(ms: i64) -> String {
 pub fn age(ms: i64) -> Duration {
     let then = UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0));
     SystemTime::now().duration_since(then).unwrap_or_default()
+}
+
+/// 64-bit ids in JSON: written as `"0x…"` strings; read from such a string, a decimal string,
+/// or a plain number (dumps written before ids were strings).
+pub mod hex_id {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
+
+    /// Writes `"0x…"`.
+    pub fn serialize<S: Serializer>(id: &i64, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&format!("{id:#x}"))
+    }
+
+    /// Reads a string (hex with `0x`, or decimal) or a number.
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Id {
+            Number(i64),
+            Text(String),
+        }
+        match Id::deserialize(deserializer)? {
+            Id::Number(n) => Ok(n),
+            Id::Text(text) => match text.strip_prefix("0x") {
+                // Two's complement, as ZooKeeper prints a negative id in hex.
+                Some(hex) => u64::from_str_radix(hex, 16).map(|n| n as i64),
+                None => text.parse::<i64>(),
+            }
+            .map_err(|e| D::Error::custom(format!("not an id: {text:?}: {e}"))),
+        }
+    }
 }
 
 /// A session id as ZooKeeper prints it (`0x…`).
@@ -249,6 +286,31 @@ mod tests {
         assert_eq!(session_text(0x1000_00ab), "0x100000ab");
         let json = serde_json::to_value(StatJson::from(&Stat::default())).unwrap();
         assert!(json.get("ephemeralOwner").is_some() && json.get("numChildren").is_some());
+    }
+
+    #[test]
+    fn ids_are_hex_strings_in_json_and_old_numbers_still_load() {
+        let stat = Stat {
+            czxid: 0x6b09_3d52_0000_00d2,
+            ephemeral_owner: -1,
+            ..Stat::default()
+        };
+        let json = serde_json::to_value(StatJson::from(&stat)).unwrap();
+        // jq would print 7712763259245298000 for the bare number.
+        assert_eq!(json["czxid"], "0x6b093d52000000d2");
+        assert_eq!(json["ephemeralOwner"], "0xffffffffffffffff");
+        assert_eq!(json["mzxid"], "0x0");
+        assert_eq!(json["version"], 0, "versions and counts stay numbers");
+        let back: StatJson = serde_json::from_value(json).unwrap();
+        assert_eq!(back, StatJson::from(&stat));
+        let mut old = serde_json::to_value(StatJson::from(&stat)).unwrap();
+        old["czxid"] = serde_json::json!(12);
+        old["pzxid"] = serde_json::json!("34");
+        let old: StatJson = serde_json::from_value(old).unwrap();
+        assert_eq!((old.czxid, old.pzxid), (12, 34));
+        let mut bad = serde_json::to_value(StatJson::from(&stat)).unwrap();
+        bad["mzxid"] = serde_json::json!("0xzz");
+        assert!(serde_json::from_value::<StatJson>(bad).is_err());
     }
 
     #[test]

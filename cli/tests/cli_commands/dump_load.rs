@@ -55,7 +55,10 @@ async fn dump_then_load_restores_the_tree() {
         assert_eq!(nodes[0]["encoding"], "base64");
         assert_eq!(nodes[0]["data"], "dG9w");
         assert_eq!(nodes[4]["ephemeral"], true);
-        assert_eq!(nodes[4]["stat"]["ephemeralOwner"], client.session_id());
+        assert_eq!(
+            nodes[4]["stat"]["ephemeralOwner"],
+            format!("{:#x}", client.session_id())
+        );
         assert_eq!(nodes[5]["acl"][0]["perms"], "dr");
         let utf8 = lines(run(c, &["dump", "--utf8", &root]).await.ok());
         assert_eq!(utf8[2]["data"], "text");

@@ -84,7 +84,12 @@ async fn get_and_stat_print_data_and_stat_and_fail_with_no_node() {
         let json = run(&server.connect, &["get", "--json", &root]).await.json();
         assert_eq!(json["data"], "top");
         assert_eq!(json["encoding"], "utf8");
-        assert_eq!(json["stat"]["czxid"], stat.czxid, "{}", server.name);
+        assert_eq!(
+            json["stat"]["czxid"],
+            format!("{:#x}", stat.czxid),
+            "{}",
+            server.name
+        );
         let text = run(&server.connect, &["stat", &root]).await;
         assert!(
             text.ok().contains(&format!("cZxid = 0x{:x}\n", stat.czxid))
@@ -95,7 +100,7 @@ async fn get_and_stat_print_data_and_stat_and_fail_with_no_node() {
         let json = run(&server.connect, &["stat", "--json", &root])
             .await
             .json();
-        assert_eq!(json["stat"]["mzxid"], stat.mzxid);
+        assert_eq!(json["stat"]["mzxid"], format!("{:#x}", stat.mzxid));
         for command in ["get", "stat", "ls"] {
             let missing = format!("{root}/nope");
             let ran = run(&server.connect, &[command, &missing]).await;
