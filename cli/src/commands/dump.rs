@@ -6,7 +6,9 @@
 //! be created; a node deleted during the dump is left out; data is base64 unless `--utf8` is
 //! given and the data is valid UTF-8 (`encoding` says which). What a dump cannot carry:
 //! containers and TTL nodes read as persistent (ZooKeeper shows them so, `ephemeralOwner` 0),
-//! and digest ids read without ADMIN permission are masked by the server.
+//! and digest ids read without ADMIN permission are masked by the server. A node ZooKeeper
+//! refuses to list or read is left out, counted, and reported at the end (exit 1): the dump
+//! holds everything that could be read.
 
 use clap::Args;
 use futures_util::{StreamExt, stream};
@@ -16,7 +18,7 @@ use shepherd_client::Client;
 use super::acl::AclJson;
 use super::error::{AtPath, CliError};
 use super::output::{Data, Out, StatJson};
-use super::walk::{IN_FLIGHT, Node, is_system, walk};
+use super::walk::{IN_FLIGHT, Node, Unreadable, is_system, walk};
 
 /// `shepherd dump PATH`.
 #[derive(Args, Debug)]
@@ -52,7 +54,13 @@ pub async fn dump(client: &Client, args: &DumpArgs, out: &mut Out) -> Result<(),
     // Neither `/` nor (without a chroot) `/zookeeper` is dumped, even as the walk's own root:
     // every server has them, so `load` could only fail on them.
     let dumped = |n: &&Node| n.path != "/" && !(skip_system && is_system(&n.path));
-    let mut lines = stream::iter(nodes.iter().filter(dumped))
+    let mut unreadable = Unreadable::default();
+    for node in nodes.iter().filter(dumped) {
+        if let Some(code) = node.refused {
+            unreadable.add(code, &node.path);
+        }
+    }
+    let mut lines = stream::iter(nodes.iter().filter(dumped).filter(|n| n.refused.is_none()))
         .map(|node| async move {
             let (data, acl) = tokio::join!(client.get_data(&node.path), client.get_acl(&node.path));
             (node, data, acl)
@@ -63,6 +71,11 @@ pub async fn dump(client: &Client, args: &DumpArgs, out: &mut Out) -> Result<(),
             (Ok(data), Ok(acl)) => (data, acl),
             // Deleted since the walk: it is no longer part of the tree.
             (Err(e), _) | (_, Err(e)) if e.is_no_node() => continue,
+            (Err(shepherd_client::Error::Keeper(code)), _)
+            | (_, Err(shepherd_client::Error::Keeper(code))) => {
+                unreadable.add(code, &node.path);
+                continue;
+            }
             (Err(e), _) | (_, Err(e)) => return Err(e).at(&node.path),
         };
         out.json_line(&DumpLine {
@@ -73,5 +86,5 @@ pub async fn dump(client: &Client, args: &DumpArgs, out: &mut Out) -> Result<(),
             ephemeral: stat.ephemeral_owner != 0,
         })?;
     }
-    Ok(())
+    unreadable.finish()
 }

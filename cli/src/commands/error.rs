@@ -22,6 +22,13 @@ pub enum CliError {
     },
     /// Something the user gave is wrong: exit code 2.
     Usage(String),
+    /// A walk showed everything it could read, but ZooKeeper refused some nodes: exit code 1.
+    Partial {
+        /// How many nodes could not be read.
+        unreadable: usize,
+        /// The first refusal, as it would print alone (`NoAuth: /sec`).
+        first: String,
+    },
     /// Writing the output failed (other than a closed pipe).
     Output(std::io::Error),
     /// stdout was closed by its reader: stop without a word.
@@ -32,7 +39,9 @@ impl CliError {
     /// The exit code of the command.
     pub fn exit_code(&self) -> ExitCode {
         match self {
-            CliError::Keeper { .. } | CliError::Output(_) => ExitCode::from(1),
+            CliError::Keeper { .. } | CliError::Partial { .. } | CliError::Output(_) => {
+                ExitCode::from(1)
+            }
             CliError::Usage(_) => ExitCode::from(2),
             CliError::ClosedOutput => ExitCode::SUCCESS,
         }
@@ -74,6 +83,10 @@ impl fmt::Display for CliError {
                 Ok(())
             }
             CliError::Usage(message) => write!(f, "{message}"),
+            CliError::Partial { unreadable, first } => {
+                let nodes = if *unreadable == 1 { "node" } else { "nodes" };
+                write!(f, "{unreadable} {nodes} could not be read (first: {first})")
+            }
             CliError::Output(error) => write!(f, "cannot write the output: {error}"),
             CliError::ClosedOutput => Ok(()),
         }

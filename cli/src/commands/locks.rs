@@ -17,7 +17,7 @@ use shepherd_recipes::lock_queue;
 
 use super::error::{AtPath, CliError};
 use super::output::{Out, age, session_text, time_text};
-use super::walk::{IN_FLIGHT, join, walk};
+use super::walk::{IN_FLIGHT, Unreadable, join, walk};
 
 /// The bytes of a node's data shown.
 const DATA_SHOWN: usize = 64;
@@ -77,7 +77,11 @@ pub async fn locks(client: &Client, args: &LocksArgs, out: &mut Out) -> Result<(
     let skip_system = client.chroot().is_none();
     let nodes = walk(client, &args.path, skip_system).await?;
     let mut found = 0;
+    let mut unreadable = Unreadable::default();
     for node in &nodes {
+        if let Some(code) = node.refused {
+            unreadable.add(code, &node.path);
+        }
         let mut candidates: Vec<Candidate> = lock_queue(&node.children)
             .into_iter()
             .enumerate()
@@ -121,6 +125,10 @@ pub async fn locks(client: &Client, args: &LocksArgs, out: &mut Out) -> Result<(
             let (data, stat) = match data {
                 Ok(read) => read,
                 Err(error) if error.is_no_node() => continue,
+                Err(shepherd_client::Error::Keeper(code)) => {
+                    unreadable.add(code, &c.path);
+                    continue;
+                }
                 Err(error) => return Err(error).at(&c.path),
             };
             // A plain persistent node named `lock` is no ephemeral lock.
@@ -164,7 +172,7 @@ pub async fn locks(client: &Client, args: &LocksArgs, out: &mut Out) -> Result<(
     if found == 0 && !out.json {
         out.line(format!("no lock nodes under {}", args.path))?;
     }
-    Ok(())
+    unreadable.finish()
 }
 
 /// The text form of one lock folder.

@@ -1,7 +1,8 @@
 //! The read commands: `ls`, `tree`, `get` and `stat`.
 //!
-//! Invariant: each sends one request (`tree` one per node, many in flight) and changes
-//! nothing on the server.
+//! Invariant: each sends one request (`tree` and `ls -R` one per node, many in flight) and
+//! changes nothing on the server. A node ZooKeeper refuses to list is shown, marked with the
+//! refusal, and the walk goes on; the command then ends with exit 1 and the count.
 
 use std::collections::HashMap;
 
@@ -19,8 +20,11 @@ pub struct LsArgs {
     /// The node whose children to list.
     pub path: String,
     /// Print the node's stat after its children.
-    #[arg(long, short = 's')]
+    #[arg(long, short = 's', conflicts_with = "recursive")]
     pub stat: bool,
+    /// Every path of the subtree, the node itself first, one a line (zkCli's `ls -R`).
+    #[arg(long, short = 'R')]
+    pub recursive: bool,
 }
 
 /// `shepherd tree PATH`.
@@ -57,6 +61,9 @@ struct LsJson<'a> {
 
 /// Lists the children, sorted, one a line.
 pub async fn ls(client: &Client, args: &LsArgs, out: &mut Out) -> Result<(), CliError> {
+    if args.recursive {
+        return ls_recursive(client, &args.path, out).await;
+    }
     let (mut children, stat) = client
         .get_children_with_stat(&args.path)
         .await
@@ -82,6 +89,51 @@ pub async fn ls(client: &Client, args: &LsArgs, out: &mut Out) -> Result<(), Cli
 struct TreeJson<'a> {
     path: &'a str,
     children: &'a [String],
+    /// ZooKeeper's refusal to list the node (`NoAuth`); absent when it was listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'static str>,
+}
+
+impl<'a> From<&'a walk::Node> for TreeJson<'a> {
+    fn from(node: &'a walk::Node) -> Self {
+        TreeJson {
+            path: &node.path,
+            children: &node.children,
+            error: node.refused.map(|code| code.name()),
+        }
+    }
+}
+
+/// The mark after a node that could not be listed: `  [NoAuth: not listed]`.
+fn refusal_mark(node: Option<&walk::Node>) -> String {
+    match node.and_then(|n| n.refused) {
+        Some(code) => format!("  [{}: not listed]", code.name()),
+        None => String::new(),
+    }
+}
+
+/// Counts the walk's refused nodes; the command's end result.
+fn unreadable(nodes: &[walk::Node]) -> walk::Unreadable {
+    let mut unreadable = walk::Unreadable::default();
+    for node in nodes {
+        if let Some(code) = node.refused {
+            unreadable.add(code, &node.path);
+        }
+    }
+    unreadable
+}
+
+/// `ls -R`: every path of the subtree in pre-order, refused ones marked, or a JSON line each.
+async fn ls_recursive(client: &Client, root: &str, out: &mut Out) -> Result<(), CliError> {
+    let nodes = walk(client, root, false).await?;
+    for node in &nodes {
+        if out.json {
+            out.json_line(&TreeJson::from(node))?;
+        } else {
+            out.line(format!("{}{}", node.path, refusal_mark(Some(node))))?;
+        }
+    }
+    unreadable(&nodes).finish()
 }
 
 /// Draws the subtree (`/zookeeper` included), or prints one JSON line per node.
@@ -89,12 +141,9 @@ pub async fn tree(client: &Client, args: &TreeArgs, out: &mut Out) -> Result<(),
     let nodes = walk(client, &args.path, false).await?;
     if out.json {
         for node in &nodes {
-            out.json_line(&TreeJson {
-                path: &node.path,
-                children: &node.children,
-            })?;
+            out.json_line(&TreeJson::from(node))?;
         }
-        return Ok(());
+        return unreadable(&nodes).finish();
     }
     let by_path: HashMap<&str, &walk::Node> = nodes.iter().map(|n| (n.path.as_str(), n)).collect();
     out.line(&args.path)?;
@@ -107,11 +156,12 @@ pub async fn tree(client: &Client, args: &TreeArgs, out: &mut Out) -> Result<(),
         } else {
             ("├── ", "│   ")
         };
-        out.line(format!("{}{branch}{}", drawn.prefix, drawn.name))?;
+        let mark = refusal_mark(by_path.get(drawn.path.as_str()).copied());
+        out.line(format!("{}{branch}{}{mark}", drawn.prefix, drawn.name))?;
         let prefix = format!("{}{indent}", drawn.prefix);
         push_children(&mut stack, &by_path, &drawn.path, &prefix);
     }
-    Ok(())
+    unreadable(&nodes).finish()
 }
 
 /// A node still to draw: its path and name, the prefix drawn before it, and whether it is its

@@ -3,12 +3,17 @@
 //!
 //! Invariants: the result is in pre-order with siblings sorted by name (a parent before its
 //! children, as `load` needs them); a node deleted while the walk runs is left out, not an
-//! error; ZooKeeper's own `/zookeeper` subtree is left out when asked (it can be neither
-//! dumped nor deleted); the walk stops with an error past [`MAX_NODES`], so that its memory
-//! is bounded whatever the server holds.
+//! error; a node below the root that ZooKeeper refuses to list (`NoAuth`) is kept, with its
+//! refusal and no children, so that one unreadable node never blanks a whole command (each
+//! command shows what it could read and [`Unreadable`] counts the rest); ZooKeeper's own
+//! `/zookeeper` subtree is left out when asked (it can be neither dumped nor deleted); the walk
+//! stops with an error past [`MAX_NODES`], so that its memory is bounded whatever the server
+//! holds.
 
 use futures_util::{StreamExt, stream};
 use shepherd_client::Client;
+
+use shepherd_client::ErrorCode;
 
 use super::error::{AtPath, CliError};
 
@@ -23,8 +28,41 @@ pub const IN_FLIGHT: usize = 64;
 pub struct Node {
     /// Its path.
     pub path: String,
-    /// Its children's names, sorted.
+    /// Its children's names, sorted (none when it could not be listed).
     pub children: Vec<String>,
+    /// Why ZooKeeper refused to list it (`NoAuth`), if it did.
+    pub refused: Option<ErrorCode>,
+}
+
+/// The nodes a command could not read: counted as it goes, reported once at its end as a
+/// failure (exit 1) after everything readable was shown.
+#[derive(Debug, Default)]
+pub struct Unreadable {
+    count: usize,
+    first: Option<(ErrorCode, String)>,
+}
+
+impl Unreadable {
+    /// Counts one node that ZooKeeper refused with `code`.
+    pub fn add(&mut self, code: ErrorCode, path: &str) {
+        self.count += 1;
+        self.first.get_or_insert_with(|| (code, path.to_owned()));
+    }
+
+    /// Ok when every node was read; otherwise the error that ends the command.
+    pub fn finish(self) -> Result<(), CliError> {
+        match self.first {
+            None => Ok(()),
+            Some((code, path)) => Err(CliError::Partial {
+                unreadable: self.count,
+                first: CliError::Keeper {
+                    error: shepherd_client::Error::Keeper(code),
+                    path,
+                }
+                .to_string(),
+            }),
+        }
+    }
 }
 
 /// `dir/name` (with `/` as the root).
@@ -45,7 +83,8 @@ pub fn is_system(path: &str) -> bool {
 /// with `skip_system`, nothing under `/zookeeper`.
 ///
 /// # Errors
-/// `NoNode` (and any other failure) for `root` itself; any failure but `NoNode` below it; a
+/// `NoNode` (and any other failure) for `root` itself; below it, a failure of the session or
+/// connection (a node ZooKeeper refuses is returned with [`Node::refused`] instead); a
 /// [`CliError::Usage`] past [`MAX_NODES`] nodes.
 pub async fn walk(client: &Client, root: &str, skip_system: bool) -> Result<Vec<Node>, CliError> {
     let mut children = client.get_children(root).await.at(root)?;
@@ -53,6 +92,7 @@ pub async fn walk(client: &Client, root: &str, skip_system: bool) -> Result<Vec<
     let mut nodes = vec![Node {
         path: root.to_owned(),
         children,
+        refused: None,
     }];
     // Breadth first, a level at a time, many requests in flight; sorted into pre-order after.
     let mut level: Vec<String> = child_paths(&nodes[0], skip_system);
@@ -72,13 +112,19 @@ pub async fn walk(client: &Client, root: &str, skip_system: bool) -> Result<Vec<
             .await;
         let mut next = Vec::new();
         for (path, children) in read {
-            let mut children = match children {
-                Ok(children) => children,
+            let (mut children, refused) = match children {
+                Ok(children) => (children, None),
                 Err(error) if error.is_no_node() => continue,
+                // The server's answer for this node alone: keep it, marked, and go on.
+                Err(shepherd_client::Error::Keeper(code)) => (Vec::new(), Some(code)),
                 Err(error) => return Err(error).at(&path),
             };
             children.sort();
-            let node = Node { path, children };
+            let node = Node {
+                path,
+                children,
+                refused,
+            };
             next.extend(child_paths(&node, skip_system));
             nodes.push(node);
         }

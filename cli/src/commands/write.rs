@@ -221,8 +221,13 @@ pub async fn delete(client: &Client, args: &DeleteArgs, out: &mut Out) -> Result
 /// (`NotEmpty`).
 async fn delete_tree(client: &Client, root: &str) -> Result<usize, CliError> {
     let skip_system = client.chroot().is_none();
-    let mut paths: Vec<String> = walk(client, root, skip_system)
-        .await?
+    let nodes = walk(client, root, skip_system).await?;
+    // A subtree that cannot be listed whole cannot be deleted whole: refuse before deleting.
+    if let Some(node) = nodes.iter().find(|node| node.refused.is_some()) {
+        let code = node.refused.expect("found by it");
+        return Err(shepherd_client::Error::Keeper(code)).at(&node.path);
+    }
+    let mut paths: Vec<String> = nodes
         .into_iter()
         .map(|node| node.path)
         .filter(|path| path != "/")
