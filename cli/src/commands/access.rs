@@ -17,6 +17,7 @@ use super::output::{Out, StatJson, write_result};
 #[derive(Args, Debug)]
 pub struct GetAclArgs {
     /// The node whose ACL to print.
+    #[arg(value_parser = super::znode_path::parse)]
     pub path: String,
 }
 
@@ -24,6 +25,7 @@ pub struct GetAclArgs {
 #[derive(Args, Debug)]
 pub struct SetAclArgs {
     /// The node whose ACL to replace.
+    #[arg(value_parser = super::znode_path::parse)]
     pub path: String,
     /// The new ACL: `scheme:id:perms[,…]`, perms from `cdrwa` (e.g. `world:anyone:r`,
     /// `digest:alice:HASH:cdrwa`, `auth::cdrwa` for the command's own credentials).

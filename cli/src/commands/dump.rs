@@ -24,7 +24,7 @@ use super::walk::{IN_FLIGHT, Node, Unreadable, is_system, walk};
 #[derive(Args, Debug)]
 pub struct DumpArgs {
     /// The root of the subtree to dump.
-    #[arg(default_value = "/")]
+    #[arg(default_value = "/", value_parser = super::znode_path::parse)]
     pub path: String,
     /// Write data that is valid UTF-8 as text rather than base64.
     #[arg(long)]

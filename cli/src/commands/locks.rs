@@ -26,7 +26,7 @@ const DATA_SHOWN: usize = 64;
 #[derive(Args, Debug)]
 pub struct LocksArgs {
     /// Where to look for lock folders (the whole subtree).
-    #[arg(default_value = "/")]
+    #[arg(default_value = "/", value_parser = super::znode_path::parse)]
     pub path: String,
 }
 

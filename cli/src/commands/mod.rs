@@ -22,6 +22,7 @@ pub mod tls;
 mod walk;
 mod watch;
 mod write;
+mod znode_path;
 
 use std::process::ExitCode;
 
@@ -131,9 +132,13 @@ pub fn main(command: &ClientCommand) -> ExitCode {
         return ExitCode::FAILURE;
     };
     let mut out = Out::new(command.conn().json);
+    let mut hint = None;
     let result = runtime.block_on(async {
         let client = command.conn().connect().await?;
         let result = command.run(&client, &mut out).await;
+        if let Err(error) = &result {
+            hint = explain(&client, command, error).await;
+        }
         // Close whatever happened, so that ephemerals go now rather than at session expiry;
         // the command's own error, if any, is the one worth reporting.
         let closed = client.close().await.at("");
@@ -146,8 +151,48 @@ pub fn main(command: &ClientCommand) -> ExitCode {
             if !matches!(error, CliError::ClosedOutput) {
                 eprintln!("error: {error}");
             }
+            if let Some(hint) = hint {
+                eprintln!("hint: {hint}");
+            }
             error.exit_code()
         }
+    }
+}
+
+/// A second line for an error whose bare name misleads: `Unimplemented` for a TTL node on a
+/// server without extended types, and `NoNode` when it is the connect string's chroot that is
+/// missing, not the node. Asks the server at most once more; `None` when nothing is to add.
+async fn explain(client: &Client, command: &ClientCommand, error: &CliError) -> Option<String> {
+    let CliError::Keeper {
+        error: shepherd_client::Error::Keeper(code),
+        ..
+    } = error
+    else {
+        return None;
+    };
+    match (code, command) {
+        (shepherd_client::ErrorCode::Unimplemented, ClientCommand::Create(c))
+            if c.args.ttl.is_some() =>
+        {
+            Some(
+                "this server has TTL nodes off: ZooKeeper turns them on with \
+                 zookeeper.extendedTypesEnabled=true (a -D system property), Shepherd with \
+                 extendedTypesEnabled=true in zoo.cfg or `shepherd serve --set`"
+                    .to_owned(),
+            )
+        }
+        (shepherd_client::ErrorCode::NoNode, _) => {
+            let chroot = client.chroot()?;
+            // Under a chroot, "/" is the chroot node itself.
+            match client.exists("/").await {
+                Ok(None) => Some(format!(
+                    "the chroot {chroot} of --server does not exist: create it first \
+                     (shepherd create {chroot} --server HOST:PORT)"
+                )),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 

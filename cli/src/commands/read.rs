@@ -18,6 +18,7 @@ use super::walk::{self, walk};
 #[derive(Args, Debug)]
 pub struct LsArgs {
     /// The node whose children to list.
+    #[arg(value_parser = super::znode_path::parse)]
     pub path: String,
     /// Print the node's stat after its children.
     #[arg(long, short = 's', conflicts_with = "recursive")]
@@ -31,7 +32,7 @@ pub struct LsArgs {
 #[derive(Args, Debug)]
 pub struct TreeArgs {
     /// The root of the subtree to show.
-    #[arg(default_value = "/")]
+    #[arg(default_value = "/", value_parser = super::znode_path::parse)]
     pub path: String,
 }
 
@@ -39,6 +40,7 @@ pub struct TreeArgs {
 #[derive(Args, Debug)]
 pub struct GetArgs {
     /// The node to read.
+    #[arg(value_parser = super::znode_path::parse)]
     pub path: String,
     /// Print the node's stat after its data.
     #[arg(long, short = 's')]
@@ -49,6 +51,7 @@ pub struct GetArgs {
 #[derive(Args, Debug)]
 pub struct StatArgs {
     /// The node whose stat to print.
+    #[arg(value_parser = super::znode_path::parse)]
     pub path: String,
 }
 

@@ -18,6 +18,7 @@ use super::output::Out;
 #[derive(Args, Debug)]
 pub struct WatchArgs {
     /// The node to watch (it need not exist).
+    #[arg(value_parser = super::znode_path::parse)]
     pub path: String,
     /// Watch the whole subtree (persistent recursive), not just the node.
     #[arg(long, short = 'R')]

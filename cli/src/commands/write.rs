@@ -98,6 +98,7 @@ impl CreateArgs {
 
 /// Creates the node and prints its path (`Created /a0000000001`).
 pub async fn create(client: &Client, args: &CreateArgs, out: &mut Out) -> Result<(), CliError> {
+    super::znode_path::check(&args.path, args.sequential).map_err(CliError::Usage)?;
     let data = args.data.bytes()?;
     let mut options = CreateOptions::new(args.mode());
     if let Some(acl) = &args.acl {
@@ -151,6 +152,7 @@ async fn create_ancestors(client: &Client, path: &str) -> Result<(), CliError> {
 #[derive(Args, Debug)]
 pub struct SetArgs {
     /// The node to write.
+    #[arg(value_parser = super::znode_path::parse)]
     pub path: String,
     #[command(flatten)]
     pub data: DataSource,
@@ -176,6 +178,7 @@ pub async fn set(client: &Client, args: &SetArgs, out: &mut Out) -> Result<(), C
 #[derive(Args, Debug)]
 pub struct DeleteArgs {
     /// The node to delete.
+    #[arg(value_parser = super::znode_path::parse)]
     pub path: String,
     /// Delete only if the data version is this one (BadVersion otherwise).
     #[arg(
