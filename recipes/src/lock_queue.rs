@@ -32,6 +32,12 @@ impl Contender {
     pub fn holds(&self) -> bool {
         self.blocked_by.is_none()
     }
+
+    /// Whether its name follows a lock recipe's layout (ours, Curator's, kazoo's, ZooKeeper's
+    /// `WriteLock`), rather than being any sequential node (a queue item, a job).
+    pub fn is_known_layout(&self) -> bool {
+        self.recipe != UNKNOWN
+    }
 }
 
 /// The recipe a contender name belongs to, by its fixed text (see [`Contender::recipe`]).
@@ -49,7 +55,10 @@ fn recipe_of(name: &str) -> &'static str {
         "kazoo ReadLock"
     } else if name.contains("__lock__") {
         "kazoo Lock"
-    } else if name.starts_with("x-") {
+    } else if name
+        .strip_prefix("x-")
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+    {
         "ZooKeeper WriteLock"
     } else if name.contains("-read-") {
         "shared lock (read)"
@@ -58,9 +67,12 @@ fn recipe_of(name: &str) -> &'static str {
     } else if name.contains("-lock-") {
         "sequential lock"
     } else {
-        "unknown sequential"
+        UNKNOWN
     }
 }
+
+/// The recipe of a name no known layout matches.
+const UNKNOWN: &str = "unknown sequential";
 
 /// The contenders among `children` (the names of one lock folder's children, in any order),
 /// in queue order: by sequence suffix, ties broken by name. Each says whom it waits for under
@@ -160,5 +172,7 @@ mod tests {
         assert_eq!(recipe_of("x-72-9-0000000001"), "ZooKeeper WriteLock");
         assert_eq!(recipe_of("ab__lock__0000000001"), "kazoo Lock");
         assert_eq!(recipe_of("node0000000001"), "unknown sequential");
+        assert_eq!(recipe_of("x-job-0000000001"), "unknown sequential");
+        assert_eq!(recipe_of("qn-0000000001"), "unknown sequential");
     }
 }

@@ -82,8 +82,10 @@ pub async fn locks(client: &Client, args: &LocksArgs, out: &mut Out) -> Result<(
         if let Some(code) = node.refused {
             unreadable.add(code, &node.path);
         }
+        // Only the layouts of lock recipes: a folder of queue items or jobs is no lock.
         let mut candidates: Vec<Candidate> = lock_queue(&node.children)
             .into_iter()
+            .filter(|c| c.is_known_layout())
             .enumerate()
             .map(|(position, c)| Candidate {
                 path: join(&node.path, &c.name),
@@ -131,8 +133,9 @@ pub async fn locks(client: &Client, args: &LocksArgs, out: &mut Out) -> Result<(
                 }
                 Err(error) => return Err(error).at(&c.path),
             };
-            // A plain persistent node named `lock` is no ephemeral lock.
-            if c.sequence.is_none() && stat.ephemeral_owner == 0 {
+            // Every lock recipe's node is ephemeral: a persistent `lock` or `…-lock-0000000001`
+            // is a node that happens to be named so.
+            if stat.ephemeral_owner == 0 {
                 continue;
             }
             let shown = &data[..data.len().min(DATA_SHOWN)];

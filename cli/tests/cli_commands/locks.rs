@@ -110,6 +110,24 @@ async fn no_locks_is_said_plainly() {
             .create(&root, b"", &CreateOptions::persistent())
             .await
             .unwrap();
+        // Look-alikes that are no locks: a persistent-sequential folder of jobs, ephemeral
+        // queue items of no lock recipe's layout, and persistent nodes named as lock nodes are.
+        let sequential = |mode| CreateOptions::new(mode);
+        for (name, mode) in [
+            ("/jobs/job-", CreateMode::PersistentSequential),
+            ("/jobs/job-", CreateMode::PersistentSequential),
+            ("/queue/qn-", CreateMode::EphemeralSequential),
+            ("/queue/qn-", CreateMode::EphemeralSequential),
+            ("/stale/_c_u-lock-", CreateMode::PersistentSequential),
+            ("/stale/lock", CreateMode::Persistent),
+        ] {
+            let path = format!("{root}{name}");
+            let parent = &path[..path.rfind('/').unwrap()];
+            let _ = client
+                .create(parent, b"", &CreateOptions::persistent())
+                .await;
+            client.create(&path, b"", &sequential(mode)).await.unwrap();
+        }
         let ran = run(&server.connect, &["locks", &root]).await;
         assert_eq!(ran.ok(), format!("no lock nodes under {root}\n"));
         assert_eq!(
