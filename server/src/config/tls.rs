@@ -20,14 +20,14 @@ use crate::config::{ClientAuth, ServerTls};
 pub const DEFAULT_HANDSHAKE_LIMIT: usize = 1000;
 
 /// The format of a key or trust store file (`ssl.keyStore.type`; by default from the file
-/// name's extension, as ZooKeeper's `KeyStoreFileType.fromFilename`).
+/// name's extension, as ZooKeeper's `KeyStoreFileType.fromFilename`, else from the content).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StoreType {
     /// PEM: certificates and (for a key store) one private key.
     Pem,
     /// PKCS#12, with a password.
     Pkcs12,
-    /// Java KeyStore: refused at start with how to convert it.
+    /// Java KeyStore (ZooKeeper's default type), with a password; keys must be PKCS#8.
     Jks,
     /// Bouncy Castle FIPS: refused at start.
     Bcfks,

@@ -1,7 +1,7 @@
 //! TLS on client connections end to end, over real loopback sockets (docs/security.md, "TLS"):
 //! sessions over TLS with our own client, client certificates (need, refused, untrusted), the
 //! x509 ACL scheme, plaintext on the TLS port, port unification, key stores from zoo.cfg (PEM,
-//! PKCS12, JKS refused), a stalled handshake, the handshake limit, and garbage on the TLS port.
+//! PKCS12, and JKS files made by keytool), a stalled handshake, the handshake limit, and garbage on the TLS port.
 //!
 //! Every wait is bounded: the client's connect timeout, or `tokio::time::timeout` on a read.
 
@@ -334,6 +334,56 @@ async fn pkcs12_and_pem_key_stores_load_from_zoo_cfg() {
     }
 }
 
+/// JKS, ZooKeeper's default store type, read from files `keytool` wrote (`tests/fixtures/jks/`:
+/// an RSA key for `localhost`/127.0.0.1 valid for a century, its certificate as PEM, and a trust
+/// store holding it): by the `.jks` extension, by `ssl.keyStore.type`, and by content alone.
+#[tokio::test]
+async fn jks_stores_written_by_keytool_load_from_zoo_cfg() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/jks");
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::copy(fixtures.join("server.jks"), dir.path().join("keys.store")).expect("copy");
+    let ca = std::fs::read(fixtures.join("server-cert.pem")).expect("the certificate");
+    let trust = "ssl.trustStore.location=FIX/truststore.jks\nssl.trustStore.password=shepherd\n\
+                 ssl.clientAuth=want\n";
+    for keys in [
+        "ssl.keyStore.location=FIX/server.jks\nssl.keyStore.password=shepherd\n",
+        "ssl.keyStore.location=DIR/keys.store\nssl.keyStore.password=shepherd\n\
+         ssl.keyStore.type=JKS\n",
+        "ssl.keyStore.location=DIR/keys.store\nssl.keyStore.password=shepherd\n",
+    ] {
+        let lines = format!("{keys}{trust}").replace("FIX", &fixtures.display().to_string());
+        let server = Server::builder()
+            .config(zoo_cfg(dir.path(), &lines))
+            .start()
+            .await
+            .unwrap_or_else(|e| panic!("{keys}: {e}"));
+        let client = Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .tls_ca_pem(&ca)
+            .connect(&secure(&server).to_string())
+            .await
+            .expect("a TLS session with the JKS key");
+        assert!(client.exists("/").await.expect("exists").is_some());
+        client.close().await.expect("close");
+        server.shutdown().await;
+    }
+    let wrong = "ssl.keyStore.location=FIX/server.jks\nssl.keyStore.password=nope\n\
+                 ssl.clientAuth=none\n"
+        .replace("FIX", &fixtures.display().to_string());
+    let error = Server::builder()
+        .config(zoo_cfg(dir.path(), &wrong))
+        .start()
+        .await
+        .expect_err("a wrong password is refused");
+    assert!(
+        error.to_string().contains("server.jks")
+            && error
+                .to_string()
+                .contains("not a JKS store this password opens"),
+        "{error}"
+    );
+}
+
 /// ZooKeeper's default `ssl.clientAuth` is `need`, checked against the JVM's trust store; there
 /// is none here, so a zoo.cfg with neither a trust store nor `ssl.clientAuth` is refused at start
 /// (TLS fails closed), naming the keys to set; `ssl.clientAuth=none` or a trust store starts.
@@ -373,8 +423,8 @@ async fn bad_key_stores_are_refused_at_start_with_the_reason() {
     std::fs::write(dir.path().join("k.p12"), b"not pkcs12").expect("write");
     for (lines, wanted) in [
         (
-            "ssl.keyStore.location=DIR/k.jks\n",
-            "keytool -importkeystore",
+            "ssl.keyStore.location=DIR/k.jks\nssl.keyStore.password=shepherd\n",
+            "not a JKS store this password opens",
         ),
         (
             "ssl.keyStore.location=DIR/k.p12\nssl.keyStore.password=x\n",

@@ -1,6 +1,7 @@
 //! Reading key material: a key store (the server's certificate chain and private key) and a
-//! trust store (the CAs that vouch for client certificates), from PEM or PKCS#12 files or
-//! bytes. JKS and BCFKS are refused with how to convert them.
+//! trust store (the CAs that vouch for client certificates), from JKS, PKCS#12 or PEM files,
+//! every format ZooKeeper 3.8 reads but BCFKS (a FIPS provider's, refused with how to convert
+//! it). The type is `ssl.*.type`, else the file name's extension, else the file's content.
 //!
 //! Every failure is a [`TlsError`] naming the file and the reason, for `shepherd serve` to
 //! print before it exits.
@@ -42,39 +43,47 @@ fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
     std::fs::read(path).map_err(|e| TlsError::new(path.display().to_string(), e.to_string()))
 }
 
-fn store_type(file: &StoreFile, path: &Path, key: &str) -> Result<StoreType, TlsError> {
+/// The store's type: as configured, else by the file name (as ZooKeeper's
+/// `KeyStoreFileType.fromPropertyValueOrFileName`), else by the content. A JKS file is read as
+/// JKS whatever it is called: Java's PKCS12 key store reads JKS files too.
+fn store_type(
+    file: &StoreFile,
+    path: &Path,
+    bytes: &[u8],
+    key: &str,
+) -> Result<StoreType, TlsError> {
+    if bytes.starts_with(&JKS_MAGIC) {
+        return Ok(StoreType::Jks);
+    }
+    let by_content = || {
+        if bytes.windows(11).any(|w| w == b"-----BEGIN ") {
+            Some(StoreType::Pem)
+        } else if bytes.first() == Some(&0x30) {
+            // A DER SEQUENCE: PKCS#12's PFX.
+            Some(StoreType::Pkcs12)
+        } else {
+            None
+        }
+    };
     file.store_type
         .or_else(|| StoreType::from_file_name(path))
+        .or_else(by_content)
         .ok_or_else(|| {
             TlsError::new(
                 path.display().to_string(),
                 format!(
-                    "cannot tell the store type from the file name (.pem or .p12); set \
-                     ssl.{key}.type to PEM or PKCS12"
+                    "cannot tell the store type from the file name (.jks, .p12 or .pem) or its \
+                     content; set ssl.{key}.type to JKS, PKCS12 or PEM"
                 ),
             )
         })
 }
 
-fn refuse_java_only(kind: StoreType, bytes: &[u8], path: &Path, key: &str) -> Result<(), TlsError> {
-    let what = path.display().to_string();
-    if kind == StoreType::Jks || bytes.starts_with(&JKS_MAGIC) {
-        let p12 = path.with_extension("p12");
-        return Err(TlsError::new(
-            what,
-            format!(
-                "JKS stores are not read; convert it to PKCS12 with `keytool -importkeystore \
-                 -srckeystore {} -destkeystore {} -deststoretype PKCS12` and set \
-                 ssl.{key}.location to the .p12 file",
-                path.display(),
-                p12.display()
-            ),
-        ));
-    }
+fn refuse_bcfks(kind: StoreType, path: &Path) -> Result<(), TlsError> {
     if kind == StoreType::Bcfks {
         return Err(TlsError::new(
-            what,
-            "BCFKS stores are not read; export the entries to PKCS12 or PEM",
+            path.display().to_string(),
+            "BCFKS stores are not read; export the entries to PKCS12, JKS or PEM",
         ));
     }
     Ok(())
@@ -89,11 +98,13 @@ pub(crate) fn load_key_store(file: &StoreFile) -> Result<KeyMaterial, TlsError> 
         ));
     };
     let bytes = read(path)?;
-    let kind = store_type(file, path, "keyStore")?;
-    refuse_java_only(kind, &bytes, path, "keyStore")?;
+    let kind = store_type(file, path, &bytes, "keyStore")?;
+    refuse_bcfks(kind, path)?;
     let what = path.display().to_string();
+    let password = file.password.as_deref().unwrap_or("");
     match kind {
-        StoreType::Pkcs12 => key_from_p12(&bytes, file.password.as_deref().unwrap_or("")),
+        StoreType::Jks => key_from_jks(&bytes, password),
+        StoreType::Pkcs12 => key_from_p12(&bytes, password),
         _ => key_from_pem(&bytes),
     }
     .map_err(|reason| TlsError::new(what, reason))
@@ -105,11 +116,13 @@ pub(crate) fn load_trust_store(file: &StoreFile) -> Result<Vec<CertificateDer<'s
         return Ok(Vec::new());
     };
     let bytes = read(path)?;
-    let kind = store_type(file, path, "trustStore")?;
-    refuse_java_only(kind, &bytes, path, "trustStore")?;
+    let kind = store_type(file, path, &bytes, "trustStore")?;
+    refuse_bcfks(kind, path)?;
     let what = path.display().to_string();
+    let password = file.password.as_deref().unwrap_or("");
     match kind {
-        StoreType::Pkcs12 => certs_from_p12(&bytes, file.password.as_deref().unwrap_or("")),
+        StoreType::Jks => certs_from_jks(&bytes, password),
+        StoreType::Pkcs12 => certs_from_p12(&bytes, password),
         _ => certs_from_pem(&bytes),
     }
     .map_err(|reason| TlsError::new(what, reason))
@@ -188,6 +201,63 @@ pub(crate) fn certs_from_p12(
     }
     if certs.is_empty() {
         return Err("no certificate in the PKCS12 store".into());
+    }
+    Ok(certs)
+}
+
+/// A JKS store, its integrity checked with the password (as Java's `KeyStore.load` does).
+fn open_jks(bytes: &[u8], password: &str) -> Result<jks::KeyStore, String> {
+    let mut store = jks::KeyStore::new();
+    store
+        .load(bytes, password.as_bytes())
+        .map_err(|e| format!("not a JKS store this password opens: {e}"))?;
+    Ok(store)
+}
+
+/// The first private key entry of a JKS store (by alias), decrypted with the store's password
+/// as ZooKeeper's `X509Util` does, with its chain.
+pub(crate) fn key_from_jks(bytes: &[u8], password: &str) -> Result<KeyMaterial, String> {
+    let store = open_jks(bytes, password)?;
+    let mut aliases = store.aliases();
+    aliases.sort();
+    let alias = aliases
+        .into_iter()
+        .find(|alias| store.is_private_key_entry(alias))
+        .ok_or("no private key entry in the JKS store")?;
+    let entry = store
+        .get_private_key_entry(&alias, password.as_bytes())
+        .map_err(|e| format!("the key entry {alias:?} does not open with the password: {e}"))?;
+    let certs: Vec<_> = entry
+        .certificate_chain
+        .iter()
+        .map(|c| CertificateDer::from(c.content.clone()))
+        .collect();
+    if certs.is_empty() {
+        return Err(format!("the key entry {alias:?} has no certificate"));
+    }
+    let key = PrivateKeyDer::try_from(entry.private_key)
+        .map_err(|e| format!("the private key of {alias:?} is not PKCS#8: {e}"))?;
+    Ok((certs, key))
+}
+
+/// Every certificate of a JKS store: its trusted entries and its key entries' chains.
+pub(crate) fn certs_from_jks(
+    bytes: &[u8],
+    password: &str,
+) -> Result<Vec<CertificateDer<'static>>, String> {
+    let store = open_jks(bytes, password)?;
+    let mut aliases = store.aliases();
+    aliases.sort();
+    let mut certs = Vec::new();
+    for alias in aliases {
+        if let Ok(entry) = store.get_trusted_certificate_entry(&alias) {
+            certs.push(entry.certificate.content.into());
+        } else if let Ok(chain) = store.get_private_key_entry_certificate_chain(&alias) {
+            certs.extend(chain.into_iter().map(|c| CertificateDer::from(c.content)));
+        }
+    }
+    if certs.is_empty() {
+        return Err("no certificate in the JKS store".into());
     }
     Ok(certs)
 }
