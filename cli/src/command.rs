@@ -99,7 +99,7 @@ pub(crate) enum Command {
         datadir: commands::datadir::DatadirCommand,
     },
     #[command(flatten)]
-    Client(commands::ClientCommand),
+    Client(Box<commands::ClientCommand>),
 }
 
 /// Runs the `shepherd` command with `args` (the program's name first, as `std::env::args_os`

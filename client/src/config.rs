@@ -13,7 +13,8 @@ use crate::chroot::Chroot;
 use crate::connector::{Connector, TcpConnector};
 use crate::error::Error;
 use crate::sasl::SaslOptions;
-use crate::tls::{TlsConnector, TlsOptions, TlsSetup};
+use crate::tls::{Identity, TlsConnector, TlsOptions, TlsSetup};
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 /// The session timeout requested when none is given (the server clamps it, docs/protocol.md §2.4).
 pub const DEFAULT_SESSION_TIMEOUT: Duration = Duration::from_secs(30);
@@ -183,9 +184,32 @@ impl ClientBuilder {
         chain_pem: impl AsRef<[u8]>,
         key_pem: impl AsRef<[u8]>,
     ) -> Self {
+        self.tls.get_or_insert_with(TlsOptions::default).identity = Some(Identity::Pem(
+            chain_pem.as_ref().to_vec(),
+            key_pem.as_ref().to_vec(),
+        ));
+        self
+    }
+
+    /// As [`ClientBuilder::tls_ca_pem`], for certificates already decoded (DER), as a PKCS#12
+    /// or JKS trust store holds them.
+    pub fn tls_ca_der(mut self, certs: impl IntoIterator<Item = CertificateDer<'static>>) -> Self {
         self.tls
             .get_or_insert_with(TlsOptions::default)
-            .identity_pem = Some((chain_pem.as_ref().to_vec(), key_pem.as_ref().to_vec()));
+            .ca_der
+            .extend(certs);
+        self
+    }
+
+    /// As [`ClientBuilder::tls_identity_pem`], for a chain and key already decoded (DER), as a
+    /// PKCS#12 or JKS key store holds them.
+    pub fn tls_identity_der(
+        mut self,
+        chain: Vec<CertificateDer<'static>>,
+        key: &PrivateKeyDer<'_>,
+    ) -> Self {
+        self.tls.get_or_insert_with(TlsOptions::default).identity =
+            Some(Identity::Der(chain, key.secret_der().to_vec()));
         self
     }
 

@@ -27,8 +27,10 @@ use crate::error::Error;
 pub(crate) struct TlsOptions {
     /// PEM blocks of trusted CA certificates, in the order given.
     pub(crate) ca_pem: Vec<Vec<u8>>,
-    /// PEM certificate chain and PEM private key, for mutual TLS.
-    pub(crate) identity_pem: Option<(Vec<u8>, Vec<u8>)>,
+    /// Trusted CA certificates given as DER (from a key store), after the PEM ones.
+    pub(crate) ca_der: Vec<CertificateDer<'static>>,
+    /// The certificate chain and private key for mutual TLS, as given.
+    pub(crate) identity: Option<Identity>,
     /// The name to verify the server's certificate against, instead of the connect string's host.
     pub(crate) server_name: Option<String>,
     /// A ready rustls config, which replaces `ca_pem` and `identity_pem`.
@@ -40,11 +42,21 @@ impl fmt::Debug for TlsOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TlsOptions")
             .field("ca_pem_blocks", &self.ca_pem.len())
-            .field("identity", &self.identity_pem.is_some())
+            .field("ca_der", &self.ca_der.len())
+            .field("identity", &self.identity.is_some())
             .field("server_name", &self.server_name)
             .field("config", &self.config.is_some())
             .finish()
     }
+}
+
+/// A client certificate chain and its private key, as PEM text or as DER from a key store.
+#[derive(Clone)]
+pub(crate) enum Identity {
+    /// PEM certificate chain and PEM private key.
+    Pem(Vec<u8>, Vec<u8>),
+    /// DER certificates and the private key's DER bytes (PKCS#8, PKCS#1 or SEC1).
+    Der(Vec<CertificateDer<'static>>, Vec<u8>),
 }
 
 /// What every TLS connection of a session uses, checked at build time.
@@ -81,6 +93,9 @@ impl TlsOptions {
                 roots.add(cert).map_err(|e| bad("trust root", &e))?;
             }
         }
+        for cert in self.ca_der {
+            roots.add(cert).map_err(|e| bad("trust root", &e))?;
+        }
         if roots.is_empty() {
             return Err(Error::InvalidArgument(
                 "TLS needs trust roots: give the CA certificate(s) as PEM (tls_ca_pem) or a rustls config (tls_config)".into(),
@@ -91,12 +106,20 @@ impl TlsOptions {
             .with_safe_default_protocol_versions()
             .map_err(|e| bad("protocol versions", &e))?
             .with_root_certificates(roots);
-        let config = match self.identity_pem {
+        let config = match self.identity {
             None => builder.with_no_client_auth(),
-            Some((chain_pem, key_pem)) => {
-                let chain = certificates(&chain_pem).map_err(|e| bad("client certificate", &e))?;
-                let key = PrivateKeyDer::from_pem_slice(&key_pem)
-                    .map_err(|e| bad("client private key", &e))?;
+            Some(identity) => {
+                let (chain, key) = match identity {
+                    Identity::Pem(chain_pem, key_pem) => (
+                        certificates(&chain_pem).map_err(|e| bad("client certificate", &e))?,
+                        PrivateKeyDer::from_pem_slice(&key_pem)
+                            .map_err(|e| bad("client private key", &e))?,
+                    ),
+                    Identity::Der(chain, key) => (
+                        chain,
+                        PrivateKeyDer::try_from(key).map_err(|e| bad("client private key", &e))?,
+                    ),
+                };
                 builder
                     .with_client_auth_cert(chain, key)
                     .map_err(|e| bad("client certificate and key", &e))?

@@ -41,11 +41,13 @@ pub struct SetAclArgs {
 /// `shepherd addauth SCHEME AUTH`.
 #[derive(Args, Debug)]
 pub struct AddAuthArgs {
-    /// The scheme (`digest`, …).
+    /// The credential as `--auth` takes it (`digest:alice:secret`), or the scheme alone with
+    /// the credential after it, as zkCli's `addauth digest alice:secret`.
+    #[arg(value_name = "SCHEME[:AUTH]")]
     pub scheme: String,
-    /// The credential (`user:password` for digest).
+    /// The credential (`user:password` for digest), when the scheme came alone.
     #[arg(value_name = "AUTH")]
-    pub credential: String,
+    pub credential: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -90,8 +92,19 @@ struct Identity {
 /// Adds the credential to this command's session and prints the session's identities
 /// (whoAmI): `scheme:user` a line.
 pub async fn addauth(client: &Client, args: &AddAuthArgs, out: &mut Out) -> Result<(), CliError> {
+    let (scheme, credential) = match &args.credential {
+        Some(credential) => (args.scheme.as_str(), credential.as_str()),
+        None => super::connection::parse_auth(&args.scheme)?,
+    };
+    if scheme == "sasl" {
+        return Err(CliError::Usage(
+            "SASL authenticates the connection before any request: give --auth \
+             sasl:user:password (or --jaas FILE) instead"
+                .into(),
+        ));
+    }
     client
-        .add_auth(&args.scheme, args.credential.as_bytes())
+        .add_auth(scheme, credential.as_bytes())
         .await
         .at("")?;
     let identities = client.who_am_i().await.at("")?;

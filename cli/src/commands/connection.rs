@@ -12,6 +12,7 @@ use clap::Args;
 use shepherd_client::Client;
 
 use super::error::{AtPath, CliError};
+use super::security::Security;
 
 /// Options of every client command.
 #[derive(Args, Debug, Clone)]
@@ -23,8 +24,9 @@ pub struct Conn {
         default_value = "127.0.0.1:2181"
     )]
     pub server: String,
-    /// A credential for this command's session, as `scheme:auth` (`digest:alice:secret`).
-    /// Repeatable. It lasts as long as the command, as zkCli's addauth lasts for its session.
+    /// A credential for this command's session, as `scheme:auth` (`digest:alice:secret`), or
+    /// `sasl:user:password` for SASL DIGEST-MD5. Repeatable. It lasts as long as the command,
+    /// as zkCli's addauth lasts for its session.
     #[arg(long = "auth", value_name = "SCHEME:AUTH")]
     pub auth: Vec<String>,
     /// Print JSON instead of text.
@@ -33,6 +35,9 @@ pub struct Conn {
     /// Give up connecting after this many milliseconds.
     #[arg(long = "connect-timeout", value_name = "MS", default_value_t = 5000)]
     pub connect_timeout_ms: u64,
+    /// TLS and SASL.
+    #[command(flatten)]
+    pub security: Security,
 }
 
 /// The session timeout asked for: short, since nothing survives the command anyway, but long
@@ -64,9 +69,17 @@ impl Conn {
             .session_timeout(SESSION_TIMEOUT)
             .connect_timeout(Duration::from_millis(self.connect_timeout_ms.max(1)));
         for auth in &self.auth {
-            let (scheme, auth) = parse_auth(auth)?;
-            builder = builder.auth(scheme, auth.as_bytes());
+            builder = match parse_auth(auth)? {
+                ("sasl", credential) => {
+                    let (user, password) = credential.split_once(':').ok_or_else(|| {
+                        CliError::Usage(format!("--auth {auth:?} is not sasl:user:password"))
+                    })?;
+                    builder.sasl_digest_md5(user, password)
+                }
+                (scheme, credential) => builder.auth(scheme, credential.as_bytes()),
+            };
         }
+        builder = self.security.apply(builder)?;
         let client = builder.connect(&self.server).await.at(&self.server)?;
         // A refused credential ends the session right after the handshake; a cheap request
         // makes sure the user hears of it before the command's own requests fail with it.

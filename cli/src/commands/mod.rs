@@ -18,6 +18,7 @@ mod load;
 mod locks;
 mod output;
 mod read;
+mod security;
 pub mod tls;
 mod walk;
 mod watch;

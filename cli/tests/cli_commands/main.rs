@@ -10,6 +10,7 @@ mod access;
 mod dump_load;
 mod locks;
 mod read;
+mod secure;
 mod usage;
 mod watch;
 mod write;

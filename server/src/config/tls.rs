@@ -34,7 +34,11 @@ pub enum StoreType {
 }
 
 impl StoreType {
-    fn parse(value: &str) -> Result<Option<StoreType>, String> {
+    /// Parses a `.type` value (any case); empty is `None` (by file name or content).
+    ///
+    /// # Errors
+    /// The accepted values, for anything else.
+    pub fn parse(value: &str) -> Result<Option<StoreType>, String> {
         Ok(Some(match value.to_ascii_uppercase().as_str() {
             "" => return Ok(None),
             "PEM" => StoreType::Pem,

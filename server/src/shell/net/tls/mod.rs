@@ -15,7 +15,7 @@ mod test_pki;
 pub use crate::config::ServerTls;
 pub use identity::subject_rfc2253;
 pub use settings::server_config;
-pub use store::TlsError;
+pub use store::{KeyMaterial, TlsError, key_from_pem, load_key_store, load_trust_store};
 pub use test_pki::{
     CLIENT_SUBJECT, OTHER_CLIENT_SUBJECT, TEST_PASSWORD, TestCert, TestPki, TestPkiError,
 };

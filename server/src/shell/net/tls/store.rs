@@ -34,7 +34,7 @@ impl TlsError {
 }
 
 /// A certificate chain (leaf first) and its private key.
-pub(crate) type KeyMaterial = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
+pub type KeyMaterial = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
 
 /// JKS's magic number (`0xFEEDFEED`), to name the format even when the file is called `.p12`.
 const JKS_MAGIC: [u8; 4] = [0xFE, 0xED, 0xFE, 0xED];
@@ -89,8 +89,11 @@ fn refuse_bcfks(kind: StoreType, path: &Path) -> Result<(), TlsError> {
     Ok(())
 }
 
-/// Reads a key store file (`ssl.keyStore.*`).
-pub(crate) fn load_key_store(file: &StoreFile) -> Result<KeyMaterial, TlsError> {
+/// Reads a key store file (`ssl.keyStore.*`, or a client's `zookeeper.ssl.keyStore.*`).
+///
+/// # Errors
+/// The file (or the missing location) and the reason.
+pub fn load_key_store(file: &StoreFile) -> Result<KeyMaterial, TlsError> {
     let Some(path) = &file.location else {
         return Err(TlsError::new(
             "ssl.keyStore.location",
@@ -110,8 +113,12 @@ pub(crate) fn load_key_store(file: &StoreFile) -> Result<KeyMaterial, TlsError> 
     .map_err(|reason| TlsError::new(what, reason))
 }
 
-/// Reads a trust store file (`ssl.trustStore.*`): the certificates it holds.
-pub(crate) fn load_trust_store(file: &StoreFile) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+/// Reads a trust store file (`ssl.trustStore.*`): the certificates it holds; none without a
+/// location.
+///
+/// # Errors
+/// The file and the reason.
+pub fn load_trust_store(file: &StoreFile) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let Some(path) = &file.location else {
         return Ok(Vec::new());
     };
@@ -140,7 +147,10 @@ pub(crate) fn certs_from_pem(bytes: &[u8]) -> Result<Vec<CertificateDer<'static>
 }
 
 /// The certificate chain and the private key (PKCS#8, PKCS#1 RSA or SEC1 EC) of PEM text.
-pub(crate) fn key_from_pem(bytes: &[u8]) -> Result<KeyMaterial, String> {
+///
+/// # Errors
+/// Why the text holds no usable chain or key.
+pub fn key_from_pem(bytes: &[u8]) -> Result<KeyMaterial, String> {
     let key = private_key_from_pem(bytes)?;
     Ok((certs_from_pem(bytes)?, key))
 }
