@@ -98,6 +98,9 @@ pub(crate) enum Command {
         #[command(subcommand)]
         datadir: commands::datadir::DatadirCommand,
     },
+    /// An interactive session with zkCli's command names, history and Tab completion of paths
+    /// (what `zkCli.sh` gives without a command).
+    Shell(commands::shell::ShellArgs),
     #[command(flatten)]
     Client(Box<commands::ClientCommand>),
 }
@@ -123,7 +126,7 @@ where
     let default_level = match cli.command {
         Command::Serve { .. } => "info",
         // A client command prints its own errors; the client's logs would only repeat them.
-        Command::Client(_) => "error",
+        Command::Client(_) | Command::Shell(_) => "error",
         Command::Tls { .. } | Command::Datadir { .. } => "warn",
     };
     logging::init(cli.log.format, default_level);
@@ -152,6 +155,7 @@ where
                 .then(|| std::net::SocketAddr::new(test_controls_bind, test_controls_port)),
         ),
         Command::Client(command) => commands::main(&command),
+        Command::Shell(args) => commands::shell(&args),
         Command::Tls { tls } => commands::tls::main(&tls),
         Command::Datadir { datadir } => commands::datadir::main(&datadir),
     }

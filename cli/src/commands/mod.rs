@@ -19,6 +19,7 @@ mod locks;
 mod output;
 mod read;
 mod security;
+pub mod shell;
 pub mod tls;
 mod walk;
 mod watch;
@@ -103,6 +104,11 @@ impl ClientCommand {
             ClientCommand::Load(c) => &c.conn,
             ClientCommand::Locks(c) => &c.conn,
         }
+    }
+
+    /// Whether the command waits for a signal once done (`create --hold`).
+    fn holds(&self) -> bool {
+        matches!(self, ClientCommand::Create(c) if c.args.hold)
     }
 
     /// Runs the command in an open session.
@@ -194,6 +200,21 @@ async fn explain(client: &Client, command: &ClientCommand, error: &CliError) -> 
             }
         }
         _ => None,
+    }
+}
+
+/// Runs `shepherd shell` to its exit code.
+pub fn shell(args: &shell::ShellArgs) -> ExitCode {
+    // One worker: the session's pings go on while the user types.
+    let Some(runtime) = runtime::start_or_report(Threads::Workers(Some(1)), "the runtime") else {
+        return ExitCode::FAILURE;
+    };
+    match shell::main(args, &runtime) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            error.exit_code()
+        }
     }
 }
 

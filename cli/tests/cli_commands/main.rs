@@ -11,6 +11,7 @@ mod dump_load;
 mod locks;
 mod read;
 mod secure;
+mod shell;
 mod usage;
 mod watch;
 mod write;
