@@ -4,9 +4,11 @@
 //! Invariants: the lines are in pre-order with sorted siblings (so `load` can create them in
 //! that order); `/` itself and ZooKeeper's `/zookeeper` subtree are left out, since neither can
 //! be created; a node deleted during the dump is left out; data is base64 unless `--utf8` is
-//! given and the data is valid UTF-8 (`encoding` says which). What a dump cannot carry:
-//! containers and TTL nodes read as persistent (ZooKeeper shows them so, `ephemeralOwner` 0),
-//! and digest ids read without ADMIN permission are masked by the server. A node ZooKeeper
+//! given and the data is valid UTF-8 (`encoding` says which). What a dump cannot see: a
+//! container or TTL node reads as persistent (ZooKeeper masks the kind in the stat it sends,
+//! `ephemeralOwner` 0, and no request reveals it), so `kind` and `ttl`, which `load` honours,
+//! are only in lines a person or a program wrote; digest ids read without ADMIN permission are
+//! masked by the server. A node ZooKeeper
 //! refuses to list or read is left out, counted, and reported at the end (exit 1): the dump
 //! holds everything that could be read.
 
@@ -43,8 +45,25 @@ pub struct DumpLine {
     pub stat: StatJson,
     /// Its ACL.
     pub acl: Vec<AclJson>,
-    /// Whether a session owned it (`load` skips these).
+    /// Whether a session owned it (`load` skips these, or makes them persistent).
     pub ephemeral: bool,
+    /// A container or TTL node (absent: persistent); never written by `dump`, which cannot
+    /// see it, but honoured by `load`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<NodeKind>,
+    /// A TTL node's time to live, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<u64>,
+}
+
+/// The kinds of persistent node a dump line can ask `load` for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKind {
+    /// Removed by the server once its last child is gone.
+    Container,
+    /// Removed once childless and unmodified for `ttl` milliseconds.
+    Ttl,
 }
 
 /// Writes the subtree's lines (always JSON, whatever `--json` says).
@@ -84,6 +103,8 @@ pub async fn dump(client: &Client, args: &DumpArgs, out: &mut Out) -> Result<(),
             stat: StatJson::from(&stat),
             acl: acl.iter().map(AclJson::from).collect(),
             ephemeral: stat.ephemeral_owner != 0,
+            kind: None,
+            ttl: None,
         })?;
     }
     unreadable.finish()

@@ -5,7 +5,9 @@
 //! in atomic batches (a multi of at most [`BATCH_OPS`] ops and [`BATCH_BYTES`] of data), so a
 //! batch is all or nothing; an existing node fails the load (`NodeExists`, exit 1) or is
 //! skipped, as `--existing` says, and is never overwritten; ephemeral nodes are skipped with a
-//! note on stderr, since they belong to a session that is not ours; a line is read with a
+//! note on stderr, since they belong to a session that is not ours, or made persistent when
+//! `--ephemerals persistent` says so; a line's `kind` (container, TTL with its `ttl`) is
+//! created as such; a line is read with a
 //! bounded buffer ([`MAX_LINE`]), so a corrupt file cannot exhaust memory.
 
 use std::io::{BufRead, BufReader, IsTerminal, Read};
@@ -13,9 +15,9 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use serde::Serialize;
-use shepherd_client::{Acl, Client, CreateOptions, Error as ClientError};
+use shepherd_client::{Acl, Client, CreateMode, CreateOptions, Error as ClientError};
 
-use super::dump::DumpLine;
+use super::dump::{DumpLine, NodeKind};
 use super::error::{AtPath, CliError};
 use super::output::Out;
 use crate::progress::Progress;
@@ -36,6 +38,15 @@ pub enum Existing {
     Skip,
 }
 
+/// What to do with a node a session owned when it was dumped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Ephemerals {
+    /// Leave it out, with a note: it belongs to a session that is not ours.
+    Skip,
+    /// Create it as a persistent node.
+    Persistent,
+}
+
 /// `shepherd load [FILE]`.
 #[derive(Args, Debug)]
 pub struct LoadArgs {
@@ -44,6 +55,9 @@ pub struct LoadArgs {
     /// What to do with a node that exists already.
     #[arg(long, value_enum, default_value_t = Existing::Fail)]
     pub existing: Existing,
+    /// What to do with the dump's ephemeral nodes.
+    #[arg(long, value_enum, default_value_t = Ephemerals::Skip)]
+    pub ephemerals: Ephemerals,
 }
 
 /// A node to create.
@@ -51,6 +65,8 @@ struct Pending {
     path: String,
     data: Vec<u8>,
     acl: Vec<Acl>,
+    kind: Option<NodeKind>,
+    ttl: Option<u64>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -99,7 +115,7 @@ pub async fn load(client: &Client, args: &LoadArgs, out: &mut Out) -> Result<(),
             continue;
         }
         let node = parse_line(&line).map_err(|e| CliError::Usage(format!("line {number}: {e}")))?;
-        if node.ephemeral {
+        if node.ephemeral && args.ephemerals == Ephemerals::Skip {
             eprintln!(
                 "note: skipped ephemeral {} (it belongs to a session)",
                 node.path
@@ -133,10 +149,17 @@ pub async fn load(client: &Client, args: &LoadArgs, out: &mut Out) -> Result<(),
             progress.set_message(format!("{} nodes created", summary.created));
         }
         batch_bytes += data.len();
+        if node.kind == Some(NodeKind::Ttl) && node.ttl.is_none_or(|ttl| ttl == 0) {
+            return Err(CliError::Usage(format!(
+                "line {number}: a ttl node needs \"ttl\": milliseconds above 0"
+            )));
+        }
         batch.push(Pending {
             path: node.path,
             data,
             acl,
+            kind: node.kind,
+            ttl: node.ttl,
         });
     }
     create_batch(client, batch, args.existing, &mut summary).await?;
@@ -160,9 +183,15 @@ fn parse_line(line: &str) -> Result<DumpLine, String> {
     Ok(node)
 }
 
-/// The create options of a node: persistent, with its ACL (the open ACL if it had none).
+/// The create options of a node: persistent, container or TTL, with its ACL (the open ACL if
+/// it had none).
 fn options(node: &Pending) -> CreateOptions {
-    let options = CreateOptions::persistent();
+    let options = match (node.kind, node.ttl) {
+        (Some(NodeKind::Container), _) => CreateOptions::new(CreateMode::Container),
+        (Some(NodeKind::Ttl), Some(ttl)) => CreateOptions::new(CreateMode::PersistentWithTTL)
+            .with_ttl(std::time::Duration::from_millis(ttl)),
+        _ => CreateOptions::persistent(),
+    };
     if node.acl.is_empty() {
         options
     } else {

@@ -3,7 +3,7 @@
 //! note.
 
 use shepherd_client::{Acl, CreateMode, CreateOptions, Id, perms};
-use shepherd_testkit::{connect, servers, unique};
+use shepherd_testkit::{connect, servers, unique, within};
 
 use crate::{run, run_with_input};
 
@@ -122,6 +122,74 @@ async fn a_bad_dump_line_is_a_usage_error_naming_its_line() {
         let ran = run_with_input(&server.connect, &["load"], Some(input.into_bytes())).await;
         assert_eq!(ran.code, Some(2), "{ran:?}");
         assert!(ran.stderr.starts_with("error: line 2:"), "{ran:?}");
+        server.shutdown().await;
+    }
+}
+
+/// A dump line's `kind` (container, TTL with its `ttl`) is created as such, and an ephemeral
+/// line becomes persistent with `--ephemerals persistent`. The kinds show by what the server
+/// does with them: the reaper (1 s here and on `.ci/real-zk.sh`'s ZooKeeper) removes the
+/// emptied container and the expired TTL node, and leaves the plain node beside them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_creates_containers_ttl_nodes_and_ephemerals_as_asked() {
+    for server in servers().await {
+        let root = unique("cli-kinds");
+        let line = |path: &str, extra: &str, ephemeral: bool| {
+            format!(
+                "{{\"path\":\"{root}{path}\",\"data\":\"\",\"encoding\":\"utf8\",\"stat\":{{\"czxid\":0,\"mzxid\":0,\"ctime\":0,\"mtime\":0,\"version\":0,\"cversion\":0,\"aversion\":0,\"ephemeralOwner\":0,\"dataLength\":0,\"numChildren\":0,\"pzxid\":0}},\"acl\":[],\"ephemeral\":{ephemeral}{extra}}}\n"
+            )
+        };
+        let input = [
+            line("", "", false),
+            line("/box", ",\"kind\":\"container\"", false),
+            line("/box/item", "", false),
+            line("/short", ",\"kind\":\"ttl\",\"ttl\":1", false),
+            line("/was-ephemeral", "", true),
+        ]
+        .concat();
+        let c = &server.connect;
+        let loaded = run_with_input(
+            c,
+            &["load", "--ephemerals", "persistent"],
+            Some(input.into_bytes()),
+        )
+        .await;
+        assert_eq!(
+            loaded.ok(),
+            "created 5 nodes; skipped 0 existing, 0 ephemeral\n",
+            "{}",
+            server.name
+        );
+        let client = connect(c).await;
+        let owner = client
+            .exists(&format!("{root}/was-ephemeral"))
+            .await
+            .unwrap();
+        assert_eq!(owner.map(|s| s.ephemeral_owner), Some(0), "persistent now");
+        // Emptied, the container goes; the TTL node, never touched, expires.
+        for path in ["/box", "/short"] {
+            let path = format!("{root}{path}");
+            if path.ends_with("/box") {
+                client.delete(&format!("{path}/item"), None).await.unwrap();
+            }
+            let (stat, watcher) = client.exists_w(&path).await.unwrap();
+            if stat.is_some() {
+                within(&format!("{path} reaped"), watcher).await.unwrap();
+            }
+        }
+        assert!(
+            client.exists(&root).await.unwrap().is_some(),
+            "the plain node stays"
+        );
+        // A ttl line without its ttl is refused, naming the line.
+        let bad = run_with_input(
+            c,
+            &["load"],
+            Some(line("/t", ",\"kind\":\"ttl\"", false).into_bytes()),
+        )
+        .await;
+        assert_eq!(bad.code, Some(2), "{bad:?}");
+        assert!(bad.stderr.contains("line 1: a ttl node needs"), "{bad:?}");
         server.shutdown().await;
     }
 }
