@@ -195,6 +195,31 @@ impl Config {
     /// # Errors
     /// A message naming the line, for a value that does not parse.
     pub fn apply_zoo_cfg(&mut self, text: &str) -> Result<Vec<String>, String> {
+        self.apply_zoo_cfg_and_settings(text, &[])
+    }
+
+    /// [`Config::apply_zoo_cfg`] of `text`, then of `settings` (`KEY=VALUE` each, as `shepherd
+    /// serve --set` gives them) as if they were the file's last lines, so that they win over
+    /// it and combine with it (`admin.serverPort` from a setting, `admin.enableServer` from the
+    /// file). A setting whose key no section knows is an error naming it, not a warning: a
+    /// typed typo would otherwise change nothing in silence.
+    ///
+    /// # Errors
+    /// A message naming the line (`line N` of `text`, `setting N`) and the key, for a value
+    /// that does not parse, or a setting that is not `KEY=VALUE` or whose key is unknown.
+    pub fn apply_zoo_cfg_and_settings(
+        &mut self,
+        text: &str,
+        settings: &[String],
+    ) -> Result<Vec<String>, String> {
+        let file = text
+            .lines()
+            .enumerate()
+            .map(|(n, line)| (format!("line {}", n + 1), line, false));
+        let typed = settings
+            .iter()
+            .enumerate()
+            .map(|(n, line)| (format!("setting {}", n + 1), line.as_str(), true));
         let mut warnings = Vec::new();
         let mut min_timeout = None;
         let mut max_timeout = None;
@@ -202,17 +227,24 @@ impl Config {
         let (mut admin_on, mut admin_ip, mut admin_port) = (false, loopback, DEFAULT_ADMIN_PORT);
         let (mut metrics_on, mut metrics_ip, mut metrics_port) =
             (false, loopback, DEFAULT_METRICS_PORT);
-        for (number, line) in text.lines().enumerate() {
+        for (place, line, strict) in file.chain(typed) {
             let line = line.trim();
+            // A typed setting is one line: a newline in it would smuggle in another key.
+            if strict && (line.is_empty() || line.starts_with('#') || line.contains('\n')) {
+                return Err(format!("{place}: not key=value: {line:?}"));
+            }
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
             let Some((key, value)) = line.split_once('=') else {
-                warnings.push(format!("line {}: not key=value: {line}", number + 1));
+                if strict {
+                    return Err(format!("{place}: not key=value: {line}"));
+                }
+                warnings.push(format!("{place}: not key=value: {line}"));
                 continue;
             };
             let (key, value) = (key.trim(), value.trim());
-            let bad = |what: &str| format!("line {}: {key}={value}: {what}", number + 1);
+            let bad = |what: &str| format!("{place}: {key}={value}: {what}");
             let num = || value.parse::<u64>().map_err(|_| bad("expected a number"));
             // ZooKeeper reads these with `Integer.parseInt`, which refuses what an `int`
             // cannot hold; so do we, rather than truncate (4294967296 must not become 0).
@@ -307,6 +339,9 @@ impl Config {
                 other => match self.apply_section_key(other, value).map_err(|e| bad(&e))? {
                     KeyOutcome::Applied => {}
                     KeyOutcome::Warning(warning) => warnings.push(warning),
+                    KeyOutcome::Unknown if strict => {
+                        return Err(bad(&format!("unknown zoo.cfg key {other}")));
+                    }
                     KeyOutcome::Unknown => {
                         warnings.push(format!("unknown zoo.cfg key {other} ignored"));
                     }
@@ -319,7 +354,16 @@ impl Config {
         if metrics_on {
             self.metrics_server = Some(SocketAddr::new(metrics_ip, metrics_port));
         }
-        self.initial_configuration = Some(text.to_string());
+        // What the server started from, as the AdminServer shows it: the settings included.
+        let mut initial = text.to_string();
+        for setting in settings {
+            if !initial.is_empty() && !initial.ends_with('\n') {
+                initial.push('\n');
+            }
+            initial.push_str(setting);
+            initial.push('\n');
+        }
+        self.initial_configuration = Some(initial);
         let tick = u64::from(self.core.tick_time_ms);
         let ticks = |n: u64| u32::try_from(tick * n).unwrap_or(u32::MAX);
         let min = min_timeout.unwrap_or_else(|| ticks(2));
@@ -365,6 +409,39 @@ mod tests {
             "the AdminServer is off by default"
         );
         assert_eq!(config.metrics_server, None, "/metrics is off by default");
+    }
+
+    #[test]
+    fn typed_settings_refuse_an_unknown_key_by_name_and_win_over_the_file() {
+        let set = |items: &[&str]| items.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
+        let mut config = Config::default();
+        let error = config
+            .apply_zoo_cfg_and_settings("ticktime=1\n", &set(&["tickTime=500", "ticktime=600"]))
+            .unwrap_err();
+        assert_eq!(
+            error,
+            "setting 2: ticktime=600: unknown zoo.cfg key ticktime"
+        );
+        for bad in ["tickTime", "", "# comment", "tickTime=500\nfoo=1"] {
+            let result = Config::default().apply_zoo_cfg_and_settings("", &set(&[bad]));
+            assert!(result.is_err(), "{bad:?} accepted");
+        }
+        let mut config = Config::default();
+        let warnings = config
+            .apply_zoo_cfg_and_settings(
+                "tickTime=100\nadmin.enableServer=true\nfoo=1\n",
+                &set(&["tickTime=500", "initLimit=5", "admin.serverPort=0"]),
+            )
+            .unwrap();
+        assert_eq!(
+            config.core.tick_time_ms, 500,
+            "a setting wins over the file"
+        );
+        assert_eq!(config.admin_server, Some(([127, 0, 0, 1], 0).into()));
+        // The file's unknown key and the known but ignored setting warn.
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        let initial = config.initial_configuration.unwrap();
+        assert!(initial.ends_with("foo=1\ntickTime=500\ninitLimit=5\nadmin.serverPort=0\n"));
     }
 
     #[test]
