@@ -78,11 +78,7 @@ public final class ShepherdServer implements Closeable {
             this.dataDir = null;
             this.ownsDataDir = false;
         } else {
-            try {
-                this.dataDir = Files.createTempDirectory("shepherd-testing");
-            } catch (IOException e) {
-                throw new ShepherdException("cannot create a temporary data directory: " + e, e);
-            }
+            this.dataDir = TempDir.create();
             this.ownsDataDir = true;
         }
         if (start) {
