@@ -23,7 +23,7 @@ import shepherd.testing.ShepherdServer;
  * </pre>
  *
  * A run is: build and start the server, then a Curator client connected to it (its
- * {@code blockUntilConnected}). Closing is not timed. For ShepherdServer the part until the
+ * {@code blockUntilConnected}). Closing the client and the server is not timed. For ShepherdServer the part until the
  * server's ready line is also printed, to show where the time goes.
  */
 public final class StartupBench {
@@ -84,9 +84,9 @@ public final class StartupBench {
             long start = System.nanoTime();
             try (ShepherdServer server = builder.build()) {
                 long up = System.nanoTime();
-                connect(server.getConnectString());
-                long end = System.nanoTime();
-                return new double[] {ms(end - start), ms(up - start)};
+                try (CuratorFramework client = connect(server.getConnectString())) {
+                    return new double[] {ms(System.nanoTime() - start), ms(up - start)};
+                }
             }
         };
     }
@@ -94,8 +94,8 @@ public final class StartupBench {
     private static Case testingServer() {
         return () -> {
             long start = System.nanoTime();
-            try (TestingServer server = new TestingServer()) {
-                connect(server.getConnectString());
+            try (TestingServer server = new TestingServer();
+                    CuratorFramework client = connect(server.getConnectString())) {
                 return new double[] {ms(System.nanoTime() - start), 0};
             }
         };
@@ -105,19 +105,21 @@ public final class StartupBench {
         long start = System.nanoTime();
         try (TestingCluster cluster = new TestingCluster(3)) {
             cluster.start();
-            connect(cluster.getConnectString());
-            return new double[] {ms(System.nanoTime() - start), 0};
+            try (CuratorFramework client = connect(cluster.getConnectString())) {
+                return new double[] {ms(System.nanoTime() - start), 0};
+            }
         }
     }
 
-    /** A Curator client connected to {@code connect}; closed before returning. */
-    private static void connect(String connect) throws Exception {
-        try (CuratorFramework client = CuratorFrameworkFactory.newClient(connect, new RetryOneTime(10))) {
-            client.start();
-            if (!client.blockUntilConnected(60, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("no connection to " + connect + " in 60 s");
-            }
+    /** A started Curator client, connected to {@code connect}; the caller closes it (untimed). */
+    private static CuratorFramework connect(String connect) throws Exception {
+        CuratorFramework client = CuratorFrameworkFactory.newClient(connect, new RetryOneTime(10));
+        client.start();
+        if (!client.blockUntilConnected(60, TimeUnit.SECONDS)) {
+            client.close();
+            throw new IllegalStateException("no connection to " + connect + " in 60 s");
         }
+        return client;
     }
 
     private static double ms(long nanos) {
