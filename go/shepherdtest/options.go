@@ -23,7 +23,8 @@ func Members(n int) Option { return func(c *config) { c.members = n } }
 func Port(p int) Option { return func(c *config) { c.port = p } }
 
 // DataDir keeps the data in dir instead of a temporary directory. Restart keeps the data
-// either way.
+// either way; it is written with forceSync=no unless a Setting says otherwise, so it survives
+// a restart, not a power cut.
 func DataDir(dir string) Option { return func(c *config) { c.dataDir = dir; c.inMemory = false } }
 
 // InMemory keeps everything in memory: the fastest start, but Restart then starts empty.

@@ -170,6 +170,15 @@ func (s *Server) start() error {
 	if s.dataDir != "" {
 		args = append(args, "--data-dir", s.dataDir)
 	}
+	// A test's data has to survive Restart, a process exit, not a power cut: not waiting for
+	// the disk saves 15-25 ms of every start. Setting("forceSync", "yes") restores it.
+	forceSync := false
+	for _, kv := range s.cfg.settings {
+		forceSync = forceSync || kv[0] == "forceSync"
+	}
+	if !forceSync && s.dataDir != "" {
+		args = append(args, "--set", "forceSync=no")
+	}
 	for _, kv := range s.cfg.settings {
 		args = append(args, "--set", kv[0]+"="+kv[1])
 	}
