@@ -129,6 +129,21 @@ func TestExpireSessionSeenByClient(t *testing.T) {
 	}
 }
 
+// A cut connection: go-zookeeper reconnects and resumes the same session.
+func TestCloseConnectionKeepsSession(t *testing.T) {
+	srv := shepherdtest.Start(t, shepherdtest.InMemory())
+	conn, events := connect(t, srv.Servers())
+	session := conn.SessionID()
+	if err := srv.CloseConnection(session); err != nil {
+		t.Fatal(err)
+	}
+	awaitState(t, events, zk.StateDisconnected)
+	awaitState(t, events, zk.StateHasSession)
+	if conn.SessionID() != session {
+		t.Fatalf("session after the cut 0x%x, want 0x%x", conn.SessionID(), session)
+	}
+}
+
 // Restart keeps the address and the data.
 func TestRestartKeepsData(t *testing.T) {
 	srv := shepherdtest.Start(t)
