@@ -106,13 +106,17 @@ final class ServerProcess {
         } catch (ExecutionException e) {
             reason = "reading its output failed: " + e.getCause();
         }
-        kill(process);
+        // Killed through its handle first: Process.destroy closes the process's streams, and
+        // the stderr reader would lose what it has not read yet, the reason for the failure.
+        process.toHandle().destroyForcibly();
+        exited(process, STOP_TIMEOUT_MS);
         try {
             // The process has ended: its stderr reaches end of file promptly.
             stderr.join(2_000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        kill(process);
         String lines;
         synchronized (tail) {
             lines = String.join("\n  ", tail);
