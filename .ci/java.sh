@@ -39,6 +39,10 @@ lint=(-Xlint:all,-options,-path,-processing -Werror -encoding UTF-8 --release 11
 javac "${lint[@]}" -d "$work/classes" $(find "$src/main" -name '*.java')
 javac "${lint[@]}" -cp "$work/classes:$J/junit-jupiter-api.jar:$J/apiguardian-api.jar:$J/opentest4j.jar" \
   -d "$work/classes" $(find "$src/junit" -name '*.java')
+# The public API's documentation, checked as javac checks the code.
+javadoc -quiet -Xdoclint:all -Werror --release 11 -d "$work/javadoc" \
+  -cp "$J/junit-jupiter-api.jar:$J/apiguardian-api.jar:$J/opentest4j.jar" \
+  $(find "$src/main" "$src/junit" -name '*.java')
 # 2. The jar, with the binary where BinaryLocator looks for it.
 mkdir -p "$work/resources/shepherd/testing/linux-x86_64"
 cp "$binary" "$work/resources/shepherd/testing/linux-x86_64/shepherd"

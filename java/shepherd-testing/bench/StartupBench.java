@@ -9,6 +9,7 @@ import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingCluster;
 import org.apache.curator.test.TestingServer;
 import shepherd.testing.ShepherdServer;
+import shepherd.testing.ShepherdServerBuilder;
 
 /**
  * Start-to-connected-client of {@code ShepherdServer} against curator-test's
@@ -79,7 +80,7 @@ public final class StartupBench {
         return median;
     }
 
-    private static Case shepherd(ShepherdServer.Builder builder) {
+    private static Case shepherd(ShepherdServerBuilder builder) {
         return () -> {
             long start = System.nanoTime();
             try (ShepherdServer server = builder.build()) {

@@ -33,16 +33,16 @@ import java.util.Map;
  * <p>Invariant: a started server is a process that ends with this object ({@link #close}), with
  * the JVM (a shutdown hook), or, if the JVM is killed, by itself when its stdin closes
  * ({@code --exit-with-stdin}). It never opens a port nobody asked for: port 0 everywhere, no
- * AdminServer. The data directory is a temporary one unless {@link Builder#dataDir} names one;
+ * AdminServer. The data directory is a temporary one unless {@link ShepherdServerBuilder#dataDir} names one;
  * it is kept across {@link #stop}/{@link #start} and {@link #restart}, and a temporary one is
  * deleted by {@link #close}. It is written with {@code forceSync=no} unless a setting says
  * otherwise: it survives a restart, not a power cut.
  *
- * <p>The binary is the one {@link Builder#binary} names, else {@code SHEPHERD_BIN}, else
+ * <p>The binary is the one {@link ShepherdServerBuilder#binary} names, else {@code SHEPHERD_BIN}, else
  * {@code shepherd} on {@code PATH}, else the one bundled in this jar (linux-x86_64).
  */
 public final class ShepherdServer implements Closeable {
-    private final Builder config;
+    private final ShepherdServerBuilder config;
     private final Path dataDir;
     private final boolean ownsDataDir;
     private ServerProcess process;
@@ -70,7 +70,7 @@ public final class ShepherdServer implements Closeable {
         this(builder().port(port), start);
     }
 
-    private ShepherdServer(Builder config, boolean start) {
+    ShepherdServer(ShepherdServerBuilder config, boolean start) {
         this.config = config.copy();
         if (config.dataDir != null) {
             this.dataDir = config.dataDir;
@@ -92,8 +92,8 @@ public final class ShepherdServer implements Closeable {
      *
      * @return a builder with the defaults of {@code new ShepherdServer()}
      */
-    public static Builder builder() {
-        return new Builder();
+    public static ShepherdServerBuilder builder() {
+        return new ShepherdServerBuilder();
     }
 
     /**
@@ -136,27 +136,47 @@ public final class ShepherdServer implements Closeable {
         }
     }
 
-    /** Whether the server process is running. */
+    /**
+     * Whether the server process is running.
+     *
+     * @return true while it runs
+     */
     public synchronized boolean isRunning() {
         return process != null && process.isAlive();
     }
 
-    /** The connect string: {@code 127.0.0.1:PORT}, one entry per member. */
+    /**
+     * The connect string.
+     *
+     * @return {@code 127.0.0.1:PORT}, one entry per member
+     */
     public synchronized String getConnectString() {
         return connectString;
     }
 
-    /** The client port (of member 1 in an ensemble). */
+    /**
+     * The client port.
+     *
+     * @return the port (member 1's in an ensemble)
+     */
     public synchronized int getPort() {
         return ports.isEmpty() ? config.port : ports.get(0);
     }
 
-    /** Every member's client port, member 1 first. */
+    /**
+     * Every member's client port.
+     *
+     * @return the ports, member 1 first
+     */
     public synchronized List<Integer> getPorts() {
         return ports;
     }
 
-    /** The data directory, or null for a server kept in memory ({@link Builder#inMemory}). */
+    /**
+     * The data directory.
+     *
+     * @return the directory, or null for a server kept in memory ({@link ShepherdServerBuilder#inMemory})
+     */
     public File getTempDirectory() {
         return dataDir == null ? null : dataDir.toFile();
     }
@@ -353,139 +373,6 @@ public final class ShepherdServer implements Closeable {
             });
         } catch (IOException ignored) {
             // A temporary directory left behind is harmless; a failing close() is not.
-        }
-    }
-
-    /**
-     * How to build a {@link ShepherdServer}: {@code ShepherdServer.builder().members(3)
-     * .setting("maxClientCnxns", "10").build()}.
-     */
-    public static final class Builder {
-        private int port;
-        private Path dataDir;
-        private boolean inMemory;
-        private int members = 1;
-        private Path binary;
-        private final Map<String, String> settings = new LinkedHashMap<>();
-
-        private Builder() {
-            // A test's data has to survive restart(), a process exit, not a power cut: the
-            // page cache keeps it. Not waiting for the disk saves 15-25 ms of every start
-            // (docs/java.md, "Startup"). setting("forceSync", "yes") restores it.
-            settings.put("forceSync", "no");
-        }
-
-        /**
-         * The client port (member 1's; member i listens on {@code port + i - 1}); 0, the
-         * default, picks free ports.
-         *
-         * @param port the port
-         * @return this
-         */
-        public Builder port(int port) {
-            if (port < 0 || port > 65535) {
-                throw new IllegalArgumentException("port " + port + " is not in 0..65535");
-            }
-            this.port = port;
-            return this;
-        }
-
-        /**
-         * Keep the data in this directory (kept by {@link ShepherdServer#close}); the default
-         * is a temporary one, deleted by {@code close}.
-         *
-         * @param dir the data directory
-         * @return this
-         */
-        public Builder dataDir(Path dir) {
-            this.dataDir = dir;
-            this.inMemory = false;
-            return this;
-        }
-
-        /**
-         * Keep everything in memory: the fastest start, but {@link ShepherdServer#restart}
-         * then starts empty.
-         *
-         * @return this
-         */
-        public Builder inMemory() {
-            this.inMemory = true;
-            this.dataDir = null;
-            return this;
-        }
-
-        /**
-         * An in-process ensemble of {@code n} members, {@code 1..n}, sharing one state.
-         *
-         * @param n 1 to 255
-         * @return this
-         */
-        public Builder members(int n) {
-            if (n < 1 || n > 255) {
-                throw new IllegalArgumentException("members " + n + " is not in 1..255");
-            }
-            this.members = n;
-            return this;
-        }
-
-        /**
-         * Any zoo.cfg key ({@code shepherd serve --set KEY=VALUE}); an unknown key makes
-         * {@link #build} fail naming it.
-         *
-         * @param key the zoo.cfg key
-         * @param value its value
-         * @return this
-         */
-        public Builder setting(String key, String value) {
-            settings.put(key, value);
-            return this;
-        }
-
-        /**
-         * The {@code shepherd} binary to run, instead of {@code SHEPHERD_BIN}, PATH or the
-         * bundled one.
-         *
-         * @param binary the binary's path
-         * @return this
-         */
-        public Builder binary(Path binary) {
-            this.binary = binary;
-            return this;
-        }
-
-        /**
-         * Builds the server and starts it.
-         *
-         * @return the running server
-         * @throws ShepherdException if it cannot be started
-         */
-        public ShepherdServer build() {
-            return new ShepherdServer(this, true);
-        }
-
-        /**
-         * Builds the server without starting it; {@link ShepherdServer#start} starts it.
-         *
-         * @return the server, not running
-         */
-        public ShepherdServer buildUnstarted() {
-            return new ShepherdServer(this, false);
-        }
-
-        int members() {
-            return members;
-        }
-
-        private Builder copy() {
-            Builder copy = new Builder();
-            copy.port = port;
-            copy.dataDir = dataDir;
-            copy.inMemory = inMemory;
-            copy.members = members;
-            copy.binary = binary;
-            copy.settings.putAll(settings);
-            return copy;
         }
     }
 }

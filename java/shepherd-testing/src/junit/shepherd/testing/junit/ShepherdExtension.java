@@ -11,6 +11,7 @@ import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolutionException;
 import org.junit.jupiter.api.extension.ParameterResolver;
 import shepherd.testing.ShepherdServer;
+import shepherd.testing.ShepherdServerBuilder;
 
 /**
  * JUnit 5 support for {@link ShepherdServer}: a field or a parameter of that type is given a
@@ -98,7 +99,7 @@ public final class ShepherdExtension implements BeforeAllCallback, BeforeEachCal
     }
 
     private static ShepherdServer start(ShepherdConfig config) {
-        ShepherdServer.Builder builder = ShepherdServer.builder();
+        ShepherdServerBuilder builder = ShepherdServer.builder();
         if (config != null) {
             builder.members(config.members());
             for (String setting : config.settings()) {
