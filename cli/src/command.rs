@@ -104,6 +104,11 @@ pub(crate) struct ServeArgs {
         requires = "test_controls"
     )]
     pub(crate) test_controls_bind: IpAddr,
+    /// Let ZooKeeper 3.8's ControllerService URLs on the test controls (/command/<action>,
+    /// docs/test-controls.md) answer without the token, as ZooKeeper's own command client
+    /// sends none. Every other route still needs it.
+    #[arg(long = "test-controls-open-commands", requires = "test_controls")]
+    pub(crate) test_controls_open_commands: bool,
     /// Set a zoo.cfg key (repeatable), after --config and before the other flags (so --port
     /// still wins over clientPort). An unknown key is an error naming it.
     #[arg(long = "set", value_name = "KEY=VALUE")]

@@ -30,6 +30,7 @@ pub(crate) fn serve(args: ServeArgs) -> ExitCode {
         test_controls,
         test_controls_port,
         test_controls_bind,
+        test_controls_open_commands,
         set,
         ready_json,
         exit_with_stdin,
@@ -143,7 +144,9 @@ pub(crate) fn serve(args: ServeArgs) -> ExitCode {
             .config(config)
             .members(usize::from(members));
         if let Some(addr) = test_controls {
-            builder = builder.test_controls(addr);
+            builder = builder
+                .test_controls(addr)
+                .test_controls_open_commands(test_controls_open_commands);
         }
         let server = match builder.start().await {
             Ok(server) => server,
@@ -192,7 +195,7 @@ pub(crate) fn serve(args: ServeArgs) -> ExitCode {
         }
         tracing::info!(addr = %server.local_addr(), "serving; Ctrl-C or SIGTERM to stop");
         // The clean stop, in order; a second signal during it exits at once.
-        let stop = shutdown::on_signal(&mut signals, async {
+        let stop = shutdown::on_signal(&mut signals, server.stopping(), async {
             // 1. Stop accepting, close every connection, wait for their tasks to end.
             // 2. With a data directory, write and fsync the transaction log and close it, so
             //    that everything acknowledged is on disk before `stopped` is logged.

@@ -22,6 +22,8 @@ pub enum Stop {
     /// Standard input reached its end (or could no longer be read): whoever held the other
     /// end of the pipe closed it or died.
     InputClosed,
+    /// The server was asked to stop from inside (the test controls' `/command/shutdown`).
+    Requested,
 }
 
 impl Stop {
@@ -31,17 +33,18 @@ impl Stop {
             Stop::Interrupt => "SIGINT",
             Stop::Terminate => "SIGTERM",
             Stop::InputClosed => "end of standard input",
+            Stop::Requested => "a shutdown command",
         }
     }
 
     /// The exit status of a process that this signal ended without a clean stop: 128 + the
-    /// signal's number, as a shell reports a process killed by it. The end of input comes only
-    /// once, so it never forces a stop; 1 should it ever be asked.
+    /// signal's number, as a shell reports a process killed by it. The end of input and a
+    /// shutdown command come only once, so they never force a stop; 1 should it ever be asked.
     pub fn forced_exit_code(self) -> u8 {
         match self {
             Stop::Interrupt => 128 + 2,
             Stop::Terminate => 128 + 15,
-            Stop::InputClosed => 1,
+            Stop::InputClosed | Stop::Requested => 1,
         }
     }
 }
@@ -195,14 +198,19 @@ pub async fn unless_signalled_again(
     }
 }
 
-/// Waits for a stop signal, then runs `clean_stop`, logging `stopping` and, once it has
-/// finished, `stopped`, and returns success. A second signal during `clean_stop` exits the
-/// process at once with [`Stop::forced_exit_code`] (logs flushed, nothing else run).
+/// Waits for a stop signal or `requested` (the server asked to stop from inside), then runs
+/// `clean_stop`, logging `stopping` and, once it has finished, `stopped`, and returns success.
+/// A second signal during `clean_stop` exits the process at once with
+/// [`Stop::forced_exit_code`] (logs flushed, nothing else run).
 pub async fn on_signal(
     signals: &mut StopSignals,
+    requested: impl Future<Output = ()>,
     clean_stop: impl Future<Output = ()>,
 ) -> ExitCode {
-    let stop = signals.recv().await;
+    let stop = tokio::select! {
+        stop = signals.recv() => stop,
+        () = requested => Stop::Requested,
+    };
     tracing::info!(
         signal = stop.name(),
         "stopping; send the signal again to exit at once"

@@ -67,6 +67,11 @@ impl Launched {
     /// whatever else it printed on stdout.
     async fn close_stdin(mut self) -> (Option<i32>, String) {
         drop(self.stdin.take());
+        self.exit().await
+    }
+
+    /// Waits for the server to exit, stdin still open; its exit code and the rest of stdout.
+    async fn exit(mut self) -> (Option<i32>, String) {
         let mut child = self.child.take().expect("running");
         let mut stdout = self.stdout.take().expect("stdout");
         let waited = tokio::task::spawn_blocking(move || {
@@ -74,9 +79,9 @@ impl Launched {
             let _ = stdout.read_to_string(&mut rest);
             (child.wait().map(|s| s.code()), rest, child)
         });
-        match bounded(WAIT, "the exit after stdin closed", waited).await {
+        match bounded(WAIT, "the exit", waited).await {
             Ok(Ok((Ok(code), rest, _))) => (code, rest),
-            other => panic!("no exit after stdin closed: {other:?}"),
+            other => panic!("no exit: {other:?}"),
         }
     }
 }
@@ -203,6 +208,18 @@ async fn the_launch_line_names_what_listens_and_stdin_closing_stops_the_server()
     let (code, rest) = launched.close_stdin().await;
     assert_eq!(code, Some(0));
     assert_eq!(rest, "", "stdout holds the launch line alone");
+}
+
+#[tokio::test]
+async fn zookeepers_shutdown_command_stops_the_server_cleanly() {
+    let launched = Launched::start(&["--test-controls", "--test-controls-open-commands"]).await;
+    let url = launched.line["controls_url"]
+        .as_str()
+        .expect("controls_url")
+        .to_owned();
+    let (status, body) = http("GET", &url, "/command/shutdown", None);
+    assert_eq!((status, body.as_str()), (200, "command/shutdown\n"));
+    assert_eq!(launched.exit().await, (Some(0), String::new()));
 }
 
 #[cfg(target_os = "linux")]
