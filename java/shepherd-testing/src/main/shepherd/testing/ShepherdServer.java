@@ -83,7 +83,15 @@ public final class ShepherdServer implements Closeable {
             this.ownsDataDir = true;
         }
         if (start) {
-            start();
+            try {
+                start();
+            } catch (RuntimeException e) {
+                // Nobody gets this object to close: the directory made for it goes now.
+                if (ownsDataDir) {
+                    deleteTree(dataDir);
+                }
+                throw e;
+            }
         }
     }
 

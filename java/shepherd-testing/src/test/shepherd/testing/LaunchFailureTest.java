@@ -4,13 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
  * Bad input fails at once with a message that says why and what was run: a missing binary, a
  * binary that exits instead of serving, an unknown zoo.cfg key, and a control on a session the
- * server does not have.
+ * server does not have. A failed launch leaves no temporary data directory behind.
  */
 class LaunchFailureTest {
     @Test
@@ -27,6 +31,22 @@ class LaunchFailureTest {
                 () -> ShepherdServer.builder().binary(Paths.get("/bin/false")).build());
         assertTrue(e.getMessage().contains("exited with status 1 before its ready line"), e.getMessage());
         assertTrue(e.getMessage().contains("command: /bin/false serve"), e.getMessage());
+    }
+
+    @Test
+    void failedLaunchLeavesNoDataDirectory() throws IOException {
+        Path tmp = Paths.get(System.getProperty("java.io.tmpdir"));
+        String prefix = "shepherd-testing-" + ProcessHandle.current().pid() + "-";
+        long before = count(tmp, prefix);
+        assertThrows(ShepherdException.class,
+                () -> ShepherdServer.builder().binary(Paths.get("/bin/false")).build());
+        assertEquals(before, count(tmp, prefix), "the temporary data directory is deleted");
+    }
+
+    private static long count(Path dir, String prefix) throws IOException {
+        try (Stream<Path> entries = Files.list(dir)) {
+            return entries.filter(p -> p.getFileName().toString().startsWith(prefix)).count();
+        }
     }
 
     @Test
