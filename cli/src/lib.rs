@@ -9,6 +9,7 @@ mod command;
 mod commands;
 pub mod logging;
 pub mod progress;
+mod ready;
 pub mod runtime;
 mod serve;
 mod shutdown;

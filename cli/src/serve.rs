@@ -1,50 +1,73 @@
-//! `shepherd serve`: the flags and zoo.cfg turned into a [`Config`], the server started, its
-//! addresses announced on stdout (scripts read them: the first line's shape is kept), then a
-//! clean stop on SIGINT or SIGTERM, or exit 5 when the transaction log fails.
+//! `shepherd serve`: the flags, zoo.cfg and `--set` settings turned into a [`Config`], the
+//! server started, its addresses announced on stdout (scripts read them: the first line's
+//! shape is kept; `--ready-json` prints the launch line instead), then a clean stop on SIGINT
+//! or SIGTERM (or the end of stdin, with `--exit-with-stdin`), or exit 5 when the transaction
+//! log fails.
 
-use std::net::IpAddr;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use shepherd_server::storage::StorageError;
-use shepherd_server::{Config, Server};
+use shepherd_server::{Config, Server, ServerHandle};
 
+use crate::command::ServeArgs;
 use crate::logging;
+use crate::ready;
 use crate::runtime::{self, Threads};
 use crate::shutdown;
 
-pub(crate) fn serve(
-    (port, members): (Option<u16>, u16),
-    bind: Option<IpAddr>,
-    tick_time: Option<u64>,
-    config_file: Option<PathBuf>,
-    (admin_port, metrics_port): (Option<u16>, Option<u16>),
-    (data_dir, jaas): (Option<PathBuf>, Option<PathBuf>),
-    test_controls: Option<std::net::SocketAddr>,
-) -> ExitCode {
+pub(crate) fn serve(args: ServeArgs) -> ExitCode {
+    let ServeArgs {
+        port,
+        bind,
+        tick_time,
+        config: config_file,
+        admin_port,
+        metrics_port,
+        data_dir,
+        jaas,
+        members,
+        test_controls,
+        test_controls_port,
+        test_controls_bind,
+        test_controls_open_commands,
+        set,
+        ready_json,
+        exit_with_stdin,
+    } = args;
+    let test_controls =
+        test_controls.then(|| std::net::SocketAddr::new(test_controls_bind, test_controls_port));
     raise_open_files_limit();
     let mut config = Config {
         port: 2181,
         ..Config::default()
     };
-    if let Some(path) = &config_file {
+    // The file first, then the settings as if they were its last lines: they win over it.
+    let text = match &config_file {
         // Bytes, not UTF-8: ZooKeeper reads zoo.cfg as ISO 8859-1 (`Properties.load`).
-        let text = match std::fs::read(path) {
+        Some(path) => match std::fs::read(path) {
             Ok(bytes) => shepherd_server::config::properties::latin1(&bytes),
             Err(error) => {
                 eprintln!("error: cannot read {}: {error}", path.display());
                 return ExitCode::from(2);
             }
-        };
-        match config.apply_zoo_cfg(&text) {
+        },
+        None => String::new(),
+    };
+    if config_file.is_some() || !set.is_empty() {
+        // A file's messages name it; a setting's name itself (`setting N: KEY=VALUE: …`).
+        let source = config_file
+            .as_ref()
+            .map(|path| format!("{}: ", path.display()))
+            .unwrap_or_default();
+        match config.apply_zoo_cfg_and_settings(&text, &set) {
             Ok(warnings) => {
                 for warning in warnings {
-                    tracing::warn!("{}: {warning}", path.display());
+                    tracing::warn!("{source}{warning}");
                 }
             }
             Err(error) => {
-                eprintln!("error: {}: {error}", path.display());
+                eprintln!("error: {source}{error}");
                 return ExitCode::from(2);
             }
         }
@@ -109,13 +132,22 @@ pub(crate) fn serve(
                 return ExitCode::FAILURE;
             }
         };
+        if exit_with_stdin {
+            if let Err(error) = signals.watch_input() {
+                eprintln!("error: cannot watch standard input: {error}");
+                return ExitCode::FAILURE;
+            }
+        }
         let (bind, port) = (config.bind, config.port);
         let durable = config.durability.is_durable();
+        let data_dir = config.durability.data_dir.clone();
         let mut builder = Server::builder()
             .config(config)
             .members(usize::from(members));
         if let Some(addr) = test_controls {
-            builder = builder.test_controls(addr);
+            builder = builder
+                .test_controls(addr)
+                .test_controls_open_commands(test_controls_open_commands);
         }
         let server = match builder.start().await {
             Ok(server) => server,
@@ -142,31 +174,12 @@ pub(crate) fn serve(
                 return ExitCode::from(3);
             }
         };
-        // Scripts read the port from the first line; keep its shape. An ensemble prints one
-        // line per member, in id order.
-        for id in server.member_ids() {
-            if let Some(addr) = server
-                .member_addr(id)
-                .filter(|a| Some(*a) != server.secure_addr())
-            {
-                println!("shepherd listening on {addr}");
-            }
-        }
-        if let Some(addr) = server.secure_addr() {
-            println!("shepherd listening on {addr} (TLS)");
-        }
-        if let Some(addr) = server.admin_addr() {
-            println!("shepherd admin server on http://{addr}/commands");
-        }
-        if let Some(addr) = server.metrics_addr() {
-            println!("shepherd metrics on http://{addr}/metrics");
-        }
-        // Printed once, on stdout only (never logged): tests parse it for the address and
-        // the token (docs/test-controls.md).
-        if let (Some(addr), Some(token)) =
-            (server.test_controls_addr(), server.test_controls_token())
-        {
-            println!("shepherd test controls on http://{addr} token {token}");
+        if ready_json {
+            // The launch line alone on stdout, flushed: the launcher waits for it.
+            println!("{}", ready::launch_line(&server, data_dir.as_deref()));
+            logging::flush();
+        } else {
+            announce(&server);
         }
         if !durable {
             tracing::info!(
@@ -183,7 +196,7 @@ pub(crate) fn serve(
         }
         tracing::info!(addr = %server.local_addr(), "serving; Ctrl-C or SIGTERM to stop");
         // The clean stop, in order; a second signal during it exits at once.
-        let stop = shutdown::on_signal(&mut signals, async {
+        let stop = shutdown::on_signal(&mut signals, server.stopping(), async {
             // 1. Stop accepting, close every connection, wait for their tasks to end.
             // 2. With a data directory, write and fsync the transaction log and close it, so
             //    that everything acknowledged is on disk before `stopped` is logged.
@@ -200,6 +213,33 @@ pub(crate) fn serve(
             }
         }
     })
+}
+
+/// The human lines on stdout. Scripts read the port from the first line; keep its shape. An
+/// ensemble prints one line per member, in id order.
+fn announce(server: &ServerHandle) {
+    for id in server.member_ids() {
+        if let Some(addr) = server
+            .member_addr(id)
+            .filter(|a| Some(*a) != server.secure_addr())
+        {
+            println!("shepherd listening on {addr}");
+        }
+    }
+    if let Some(addr) = server.secure_addr() {
+        println!("shepherd listening on {addr} (TLS)");
+    }
+    if let Some(addr) = server.admin_addr() {
+        println!("shepherd admin server on http://{addr}/commands");
+    }
+    if let Some(addr) = server.metrics_addr() {
+        println!("shepherd metrics on http://{addr}/metrics");
+    }
+    // Printed once, on stdout only (never logged): tests parse it for the address and the
+    // token (docs/test-controls.md).
+    if let (Some(addr), Some(token)) = (server.test_controls_addr(), server.test_controls_token()) {
+        println!("shepherd test controls on http://{addr} token {token}");
+    }
 }
 
 /// Raises the soft open-file limit to the hard one, as the JVM does for ZooKeeper: the server's
@@ -229,20 +269,22 @@ mod tests {
     use super::*;
     use crate::command::{Cli, Command};
     use clap::Parser;
+    use std::net::IpAddr;
+    use std::path::PathBuf;
+
+    /// `shepherd serve ARGS`, parsed.
+    fn parse(args: &[&str]) -> Result<ServeArgs, clap::Error> {
+        let cli = Cli::try_parse_from([&["shepherd", "serve"], args].concat())?;
+        match cli.command {
+            Command::Serve(args) => Ok(args),
+            _ => panic!("not serve"),
+        }
+    }
 
     #[test]
     fn serve_test_controls_are_off_by_default_and_loopback_only() {
         let serve = |args: &[&str]| {
-            let cli = Cli::try_parse_from([&["shepherd", "serve"], args].concat())?;
-            match cli.command {
-                Command::Serve {
-                    test_controls,
-                    test_controls_port,
-                    test_controls_bind,
-                    ..
-                } => Ok::<_, clap::Error>((test_controls, test_controls_port, test_controls_bind)),
-                _ => panic!("not serve"),
-            }
+            parse(args).map(|a| (a.test_controls, a.test_controls_port, a.test_controls_bind))
         };
         let loopback = IpAddr::from([127, 0, 0, 1]);
         assert_eq!(serve(&[]).unwrap(), (false, 0, loopback));
@@ -255,37 +297,33 @@ mod tests {
         assert!(serve(&["--test-controls-port", "7001"]).is_err());
         assert!(serve(&["--test-controls-bind", "127.0.0.1"]).is_err());
         // A non-loopback address is refused before anything starts.
-        let everywhere = std::net::SocketAddr::from(([0, 0, 0, 0], 0));
-        let code = super::serve(
-            (Some(0), 1),
-            None,
-            None,
-            None,
-            (None, None),
-            (None, None),
-            Some(everywhere),
-        );
-        assert_eq!(code, ExitCode::from(2));
+        let everywhere = parse(&[
+            "--port",
+            "0",
+            "--test-controls",
+            "--test-controls-bind",
+            "0.0.0.0",
+        ]);
+        assert_eq!(super::serve(everywhere.unwrap()), ExitCode::from(2));
     }
 
     #[test]
     fn serve_refuses_a_jaas_file_it_cannot_use() {
-        let jaas = Cli::try_parse_from(["shepherd", "serve", "--jaas", "/etc/jaas.conf"]).unwrap();
-        let Command::Serve { jaas, .. } = jaas.command else {
-            panic!("not serve")
-        };
+        let jaas = parse(&["--jaas", "/etc/jaas.conf"]).unwrap().jaas;
         assert_eq!(jaas, Some(PathBuf::from("/etc/jaas.conf")));
         // Unreadable: a configuration error, before anything listens.
-        let missing = PathBuf::from("/nonexistent/shepherd-jaas.conf");
-        let code = super::serve(
-            (Some(0), 1),
-            None,
-            None,
-            None,
-            (None, None),
-            (None, Some(missing)),
-            None,
-        );
-        assert_eq!(code, ExitCode::from(2));
+        let missing = parse(&["--port", "0", "--jaas", "/nonexistent/shepherd-jaas.conf"]);
+        assert_eq!(super::serve(missing.unwrap()), ExitCode::from(2));
+    }
+
+    #[test]
+    fn serve_settings_repeat_in_order_and_a_bad_one_is_a_configuration_error() {
+        let args = parse(&["--set", "tickTime=500", "--set", "a=b=c"]).unwrap();
+        assert_eq!(args.set, ["tickTime=500", "a=b=c"]);
+        assert!(!args.ready_json && !args.exit_with_stdin);
+        for bad in ["tickTme=500", "tickTime", "tickTime=abc"] {
+            let args = parse(&["--port", "0", "--set", bad]).unwrap();
+            assert_eq!(super::serve(args), ExitCode::from(2), "--set {bad}");
+        }
     }
 }

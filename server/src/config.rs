@@ -200,6 +200,23 @@ impl Config {
     /// # Errors
     /// A message naming the line, for a value that does not parse.
     pub fn apply_zoo_cfg(&mut self, text: &str) -> Result<Vec<String>, String> {
+        self.apply_zoo_cfg_and_settings(text, &[])
+    }
+
+    /// [`Config::apply_zoo_cfg`] of `text`, then of `settings` (`KEY=VALUE` each, as `shepherd
+    /// serve --set` gives them) as if they were the file's last lines, so that they win over
+    /// it and combine with it (`admin.serverPort` from a setting, `admin.enableServer` from the
+    /// file). A setting whose key no section knows is an error naming it, not a warning: a
+    /// typed typo would otherwise change nothing in silence.
+    ///
+    /// # Errors
+    /// A message naming the line (`line N` of `text`, `setting N`) and the key, for a value
+    /// that does not parse, or a setting that is not `KEY=VALUE` or whose key is unknown.
+    pub fn apply_zoo_cfg_and_settings(
+        &mut self,
+        text: &str,
+        settings: &[String],
+    ) -> Result<Vec<String>, String> {
         let mut warnings = Vec::new();
         let mut min_timeout = None;
         let mut max_timeout = None;
@@ -213,9 +230,26 @@ impl Config {
                 "line {line}: {key} is given again later; the last value wins"
             ));
         }
-        for Property { key, value, line } in &parsed.entries {
-            let (key, value, line) = (key.as_str(), value.as_str(), *line);
-            let bad = |what: &str| format!("line {line}: {key}={value}: {what}");
+        let file = parsed
+            .entries
+            .into_iter()
+            .map(|Property { key, value, line }| Ok((format!("line {line}"), key, value, false)));
+        let typed = settings.iter().enumerate().map(|(n, line)| {
+            let place = format!("setting {}", n + 1);
+            // A typed setting is one line: a newline in it would smuggle in another key.
+            let trimmed = line.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.contains('\n') {
+                return Err(format!("{place}: not key=value: {trimmed:?}"));
+            }
+            let (key, value) = trimmed
+                .split_once('=')
+                .ok_or_else(|| format!("{place}: not key=value: {trimmed}"))?;
+            Ok((place, key.trim().to_owned(), value.trim().to_owned(), true))
+        });
+        for entry in file.chain(typed) {
+            let (place, key, value, strict) = entry?;
+            let (key, value) = (key.as_str(), value.as_str());
+            let bad = |what: &str| format!("{place}: {key}={value}: {what}");
             let num = || value.parse::<u64>().map_err(|_| bad("expected a number"));
             // ZooKeeper reads these with `Integer.parseInt`, which refuses what an `int`
             // cannot hold; so do we, rather than truncate (4294967296 must not become 0).
@@ -310,6 +344,12 @@ impl Config {
                 other => match self.apply_section_key(other, value).map_err(|e| bad(&e))? {
                     KeyOutcome::Applied => {}
                     KeyOutcome::Warning(warning) => warnings.push(warning),
+                    KeyOutcome::Unknown if strict => {
+                        return Err(bad(&format!(
+                            "unknown zoo.cfg key {other}{}",
+                            keys::did_you_mean(other)
+                        )));
+                    }
                     KeyOutcome::Unknown => warnings.push(keys::unknown(other)),
                 },
             }
@@ -320,7 +360,16 @@ impl Config {
         if metrics_on {
             self.metrics_server = Some(SocketAddr::new(metrics_ip, metrics_port));
         }
-        self.initial_configuration = Some(text.to_string());
+        // What the server started from, as the AdminServer shows it: the settings included.
+        let mut initial = text.to_string();
+        for setting in settings {
+            if !initial.is_empty() && !initial.ends_with('\n') {
+                initial.push('\n');
+            }
+            initial.push_str(setting);
+            initial.push('\n');
+        }
+        self.initial_configuration = Some(initial);
         let tick = u64::from(self.core.tick_time_ms);
         let ticks = |n: u64| u32::try_from(tick * n).unwrap_or(u32::MAX);
         let min = min_timeout.unwrap_or_else(|| ticks(2));
@@ -366,6 +415,39 @@ mod tests {
             "the AdminServer is off by default"
         );
         assert_eq!(config.metrics_server, None, "/metrics is off by default");
+    }
+
+    #[test]
+    fn typed_settings_refuse_an_unknown_key_by_name_and_win_over_the_file() {
+        let set = |items: &[&str]| items.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
+        let mut config = Config::default();
+        let error = config
+            .apply_zoo_cfg_and_settings("ticktime=1\n", &set(&["tickTime=500", "ticktime=600"]))
+            .unwrap_err();
+        assert_eq!(
+            error,
+            "setting 2: ticktime=600: unknown zoo.cfg key ticktime"
+        );
+        for bad in ["tickTime", "", "# comment", "tickTime=500\nfoo=1"] {
+            let result = Config::default().apply_zoo_cfg_and_settings("", &set(&[bad]));
+            assert!(result.is_err(), "{bad:?} accepted");
+        }
+        let mut config = Config::default();
+        let warnings = config
+            .apply_zoo_cfg_and_settings(
+                "tickTime=100\nadmin.enableServer=true\nfoo=1\n",
+                &set(&["tickTime=500", "initLimit=5", "admin.serverPort=0"]),
+            )
+            .unwrap();
+        assert_eq!(
+            config.core.tick_time_ms, 500,
+            "a setting wins over the file"
+        );
+        assert_eq!(config.admin_server, Some(([127, 0, 0, 1], 0).into()));
+        // The file's unknown key and the known but ignored setting warn.
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        let initial = config.initial_configuration.unwrap();
+        assert!(initial.ends_with("foo=1\ntickTime=500\ninitLimit=5\nadmin.serverPort=0\n"));
     }
 
     #[test]

@@ -73,10 +73,14 @@ pub(crate) const KNOWN: &[&str] = &[
 /// The warning for an unknown key, with the closest known key when one is close enough to be
 /// a typo: the same letters in another case, or a few edits apart for the key's length.
 pub(crate) fn unknown(key: &str) -> String {
-    match suggestion(key) {
-        Some(known) => format!("unknown zoo.cfg key {key} ignored; did you mean {known}?"),
-        None => format!("unknown zoo.cfg key {key} ignored"),
-    }
+    format!("unknown zoo.cfg key {key} ignored{}", did_you_mean(key))
+}
+
+/// `; did you mean KNOWN?` when a known key is close to `key`, else nothing.
+pub(crate) fn did_you_mean(key: &str) -> String {
+    suggestion(key)
+        .map(|known| format!("; did you mean {known}?"))
+        .unwrap_or_default()
 }
 
 fn suggestion(key: &str) -> Option<&'static str> {

@@ -43,6 +43,7 @@ impl Server {
             shutdown: None,
             initial_zxid: None,
             test_controls: None,
+            open_commands: false,
             members: 1,
         }
     }
@@ -58,6 +59,8 @@ pub struct ServerBuilder {
     initial_zxid: Option<i64>,
     /// Where the test controls listen, when on.
     test_controls: Option<SocketAddr>,
+    /// ZooKeeper's `/command/*` on the test controls answer without the token.
+    open_commands: bool,
     /// How many client endpoints (ensemble members) share the state.
     members: usize,
 }
@@ -264,6 +267,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Lets ZooKeeper 3.8's `ControllerService` URLs on the test controls
+    /// (`/command/<action>[/<parameter>]`, docs/test-controls.md) answer without the token, as
+    /// ZooKeeper's own command client sends none. Every other test-controls route still needs
+    /// it. Off by default; meaningless without [`ServerBuilder::test_controls`].
+    pub fn test_controls_open_commands(mut self, open: bool) -> Self {
+        self.open_commands = open;
+        self
+    }
+
     /// Serves TLS with this certificate and key (docs/security.md, "TLS"): on a secure port
     /// beside the plain one ([`ServerHandle::secure_addr`]), or only there
     /// ([`ServerTls::secure_only`]); client certificates are checked against the given CA and
@@ -410,7 +422,7 @@ impl ServerBuilder {
         let mut handle = ServerHandle::new(shared, addrs, shutdown, tracker);
         handle.secure_addr = secure_addr;
         #[cfg(feature = "http")]
-        http_listeners.serve(&mut handle)?;
+        http_listeners.serve(&mut handle, self.open_commands)?;
         Ok(handle)
     }
 }

@@ -145,6 +145,16 @@ impl ServerHandle {
         }
     }
 
+    /// Resolves once the server has begun to stop: [`ServerHandle::shutdown`] was called, or a
+    /// test-controls `/command/shutdown` asked for it (which only begins the stop: whoever
+    /// runs the server then calls [`ServerHandle::shutdown`] to finish it, as `shepherd serve`
+    /// does).
+    ///
+    /// Cancellation safe.
+    pub async fn stopping(&self) {
+        self.shutdown.cancelled().await;
+    }
+
     /// Why the server stopped serving, if its transaction log failed (a full disk, an I/O
     /// error): from then on no write is acknowledged, every connection is closed and new ones
     /// are refused, as ZooKeeper halts in this case. `None` while healthy, and always in memory.

@@ -11,6 +11,7 @@ mod inspection;
 mod members;
 mod sessions;
 mod token;
+mod zookeeper_commands;
 
 use serde_json::Value;
 use shepherd_server::{Server, ServerHandle};

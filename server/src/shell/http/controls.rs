@@ -8,10 +8,13 @@
 //! * the listener is on a loopback address, never anything else: start refuses the rest;
 //! * every request carries `Authorization: Bearer <token>`
 //!   ([`controls_auth`](crate::shell::http::controls_auth)), checked before its body is read;
-//!   without it the answer is 401 and nothing is done;
+//!   without it the answer is 401 and nothing is done. The one exception, when the server was
+//!   started with it ([`crate::ServerBuilder::test_controls_open_commands`]): ZooKeeper's
+//!   `/command/*` URLs ([`controls_commands`](crate::shell::http::controls_commands)), whose
+//!   own client sends no token;
 //! * a body is read only up to [`MAX_BODY_BYTES`] (413 beyond), and no body, however malformed,
 //!   panics or applies a control: it is a 400 with `{"error": "..."}`;
-//! * every answer is JSON; outcomes (no such session or member, not connected, a member's port
+//! * every answer but ZooKeeper's `/command/*` is JSON; outcomes (no such session or member, not connected, a member's port
 //!   taken) are 404 and 409 values.
 //!
 //! The controls act through a second [`ServerHandle`] on the same shared state, so an HTTP call
@@ -34,6 +37,7 @@ use crate::shell::controls::methods::ControlError;
 use crate::shell::ensemble::member::MemberState;
 use crate::shell::handle::ServerHandle;
 use crate::shell::http::controls_auth::{authorized, new_token};
+use crate::shell::http::controls_commands::{self, CommandFaults};
 use crate::shell::http::controls_faults::{parse_rule, rule_json};
 use crate::shell::http::controls_json::{
     self as js, Invalid, hex, integer, object, only_fields, string,
@@ -68,12 +72,15 @@ pub(crate) async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
 pub(crate) fn start(
     listener: TcpListener,
     handle: &ServerHandle,
+    open_commands: bool,
 ) -> std::io::Result<(SocketAddr, String)> {
     let addr = listener.local_addr()?;
     let token = new_token()?;
     let controls = Arc::new(Controls {
         handle: handle.view(),
         token: token.clone(),
+        open_commands,
+        command_faults: CommandFaults::default(),
     });
     let handler: Handler = Arc::new(move |request| {
         let controls = controls.clone();
@@ -105,6 +112,10 @@ impl ServerHandle {
 struct Controls {
     handle: ServerHandle,
     token: String,
+    /// ZooKeeper's `/command/*` answer without the token.
+    open_commands: bool,
+    /// The fault rules those commands added.
+    command_faults: CommandFaults,
 }
 
 /// An answer that is not a success: its status and message.
@@ -178,6 +189,13 @@ impl Route {
 
 impl Controls {
     async fn answer(&self, request: Request<Incoming>) -> Reply {
+        let path = request.uri().path();
+        if controls_commands::is_command(path)
+            && (self.open_commands || authorized(request.headers(), &self.token))
+        {
+            // Any method, and no body to read: as ZooKeeper's CommandListener.
+            return controls_commands::answer(&self.handle, &self.command_faults, path);
+        }
         if !authorized(request.headers(), &self.token) {
             let mut reply = error(
                 StatusCode::UNAUTHORIZED,

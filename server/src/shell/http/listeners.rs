@@ -41,7 +41,8 @@ impl Listeners {
     ///
     /// # Errors
     /// A listener's address could not be read.
-    pub(crate) fn serve(self, handle: &mut ServerHandle) -> io::Result<()> {
+    /// `open_commands`: ZooKeeper's `/command/*` on the test controls answer without the token.
+    pub(crate) fn serve(self, handle: &mut ServerHandle, open_commands: bool) -> io::Result<()> {
         for (listener, endpoints) in self.endpoints {
             let addr = Some(listener.local_addr()?);
             if endpoints.admin {
@@ -59,7 +60,7 @@ impl Listeners {
             ));
         }
         if let Some(listener) = self.controls {
-            handle.test_controls = Some(controls::start(listener, handle)?);
+            handle.test_controls = Some(controls::start(listener, handle, open_commands)?);
         }
         Ok(())
     }

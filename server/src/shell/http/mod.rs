@@ -18,6 +18,7 @@
 mod commands;
 pub(crate) mod controls;
 mod controls_auth;
+mod controls_commands;
 mod controls_faults;
 mod controls_json;
 mod listeners;

@@ -1,0 +1,3 @@
+module example.invalid/shepherd/go/shepherdtest
+
+go 1.19
