@@ -161,7 +161,7 @@ fn listening_ports(pid: u32) -> Vec<u16> {
 
 #[tokio::test]
 async fn the_launch_line_names_what_listens_and_stdin_closing_stops_the_server() {
-    let launched = Launched::start(&["--test-controls", "--set", "tickTime=500"]).await;
+    let launched = Launched::start(&["--test-controls", "--set", "tickTime=200"]).await;
     let line = &launched.line;
     assert_eq!(line["shepherd"], "ready", "{line}");
     assert_eq!(line["pid"], launched.pid, "{line}");
@@ -199,8 +199,8 @@ async fn the_launch_line_names_what_listens_and_stdin_closing_stops_the_server()
     assert_eq!(status, 200, "{body}");
     let timeout: Value = serde_json::from_str(&body).expect("JSON session");
     assert_eq!(
-        timeout["timeout_ms"], 10_000,
-        "20 ticks of 500 ms cap it: {body}"
+        timeout["timeout_ms"], 4_000,
+        "20 ticks of 200 ms cap the 10 s asked for: {body}"
     );
     drop(client);
 
