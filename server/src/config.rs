@@ -426,7 +426,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             error,
-            "setting 2: ticktime=600: unknown zoo.cfg key ticktime"
+            "setting 2: ticktime=600: unknown zoo.cfg key ticktime; did you mean tickTime?"
         );
         for bad in ["tickTime", "", "# comment", "tickTime=500\nfoo=1"] {
             let result = Config::default().apply_zoo_cfg_and_settings("", &set(&[bad]));
