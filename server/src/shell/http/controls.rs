@@ -108,7 +108,7 @@ impl ServerHandle {
     /// or socket. For embedders that speak JSON rather than Rust, such as the Python package.
     /// It works whether or not [`crate::ServerBuilder::test_controls`] is on.
     ///
-    /// An unknown method is a 405, as over HTTP; a body over [`MAX_BODY_BYTES`] a 413.
+    /// An unknown method is a 405, as over HTTP; a body over 64 KiB a 413.
     pub async fn call_control(&self, method: &str, path: &str, body: &[u8]) -> (u16, String) {
         let (status, value) = if body.len() > MAX_BODY_BYTES {
             let message = format!("the body is over {MAX_BODY_BYTES} bytes, or broken");
