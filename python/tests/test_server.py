@@ -139,3 +139,14 @@ def test_reset_deletes_nodes_an_acl_protects(kazoo_client, zk_server):
     assert "/locked" not in paths and "/locked2" not in paths
     with pytest.raises(NoNodeError):
         kazoo_client.get("/locked2")
+
+
+def test_freeze_and_thaw(kazoo_client, zk_server):
+    session = kazoo_client.client_id[0]
+    zk_server.freeze_session(session)
+    assert zk_server.sessions()[0]["frozen"] is True
+    zk_server.thaw_session(session)
+    assert zk_server.sessions()[0]["frozen"] is False
+    kazoo_client.retry(kazoo_client.get, "/")
+    with pytest.raises(ServerError, match="not frozen"):
+        zk_server.thaw_session(session)
