@@ -78,7 +78,15 @@ echo "--- kazoo 2.11's own test modules on shepherd_zk.kazoo"
 "$py" -m pip download -q --no-binary :all: --no-deps kazoo==2.11.0 -d "$work/sdist" || exit 1
 tar -xzf "$work"/sdist/kazoo-2.11.0.tar.gz -C "$work" || exit 1
 kz=$work/kazoo-2.11.0
-modules=(lock counter barrier queue election party lease watchers partitioner cache)
+modules=(lock counter barrier queue election party lease watchers partitioner cache client connection
+  interrupt)
+# What Shepherd does not do, or does as real ZooKeeper does where kazoo's harness fakes it
+# (docs/python.md, "A drop-in for kazoo's harness"): these are left out, not counted as passed.
+known=(
+  kazoo/tests/test_client.py::TestReconfig
+  kazoo/tests/test_connection.py::TestReadOnlyMode
+  kazoo/tests/test_client.py::TestClientTransitions::test_connection_and_disconnection
+)
 paths=()
 for m in "${modules[@]}"; do
   paths+=("kazoo/tests/test_$m.py")
@@ -88,7 +96,7 @@ for m in "${modules[@]}"; do
     failed=1
   }
 done
-run_pytest kazoo-harness "$kz" "${paths[@]}"
+run_pytest kazoo-harness "$kz" "${paths[@]}" "${known[@]/#/--deselect=}"
 
 echo "--- the herd example (docs/python.md)"
 if ! "$py" python/examples/herd.py --contenders 2,10; then
