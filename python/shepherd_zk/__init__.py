@@ -103,9 +103,12 @@ class Server:
     def restart(self) -> None:
         """Stops and starts the server on the same ports, keeping the tree, the sessions and
         the zxid (a data directory is flushed and recovered from, as at start). Clients see
-        a connection loss, then resume their sessions."""
+        a connection loss, then resume their sessions. A server stopped with `stop()` comes
+        back too."""
+        if self._stopped:
+            # A restart keeps stopped members stopped; stop() stopped them all.
+            self.start()
         self._running().restart()
-        self._stopped = False
 
     def close(self) -> None:
         """Ends the server and frees its ports and threads. Sessions are not closed. Any call

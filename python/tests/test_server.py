@@ -58,6 +58,14 @@ def test_stop_then_start_on_the_same_port(kazoo_client, zk_server):
     assert kazoo_client.retry(kazoo_client.get, "/kept")[0] == b"v"
 
 
+def test_restart_after_stop_serves_again(kazoo_client, zk_server):
+    kazoo_client.create("/kept", b"v")
+    zk_server.stop()
+    zk_server.restart()
+    assert zk_server.member_states() == {1: "up"}
+    assert kazoo_client.retry(kazoo_client.get, "/kept")[0] == b"v"
+
+
 def test_a_data_dir_outlives_the_server(tmp_path):
     with Server(data_dir=tmp_path) as zk:
         client = KazooClient(zk.connect_string)
