@@ -16,6 +16,8 @@
 //!
 //! The controls act through a second [`ServerHandle`] on the same shared state, so an HTTP call
 //! does exactly what the Rust method of the same name does, in the same core order.
+//! [`ServerHandle::call_control`] runs the same routes in-process, past the listener: it needs no
+//! token, since only code that holds the handle can call it, and answers the same JSON.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
