@@ -96,7 +96,8 @@ for m in "${modules[@]}"; do
     failed=1
   }
 done
-run_pytest kazoo-harness "$kz" "${paths[@]}" "${known[@]/#/--deselect=}"
+# kazoo's pytest settings turn on live logging: thousands of lines CI does not need.
+run_pytest kazoo-harness "$kz" -o log_cli=false "${paths[@]}" "${known[@]/#/--deselect=}"
 
 echo "--- the herd example (docs/python.md)"
 if ! "$py" python/examples/herd.py --contenders 2,10; then
