@@ -7,6 +7,7 @@
 
 mod bodies;
 mod http;
+mod in_process;
 mod inspection;
 mod members;
 mod sessions;

@@ -19,6 +19,8 @@
 //!
 //! The controls act through a second [`ServerHandle`] on the same shared state, so an HTTP call
 //! does exactly what the Rust method of the same name does, in the same core order.
+//! [`ServerHandle::call_control`] runs the same routes in-process, past the listener: it needs no
+//! token, since only code that holds the handle can call it, and answers the same JSON.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -105,6 +107,43 @@ impl ServerHandle {
     /// off.
     pub fn test_controls_token(&self) -> Option<&str> {
         self.test_controls.as_ref().map(|(_, token)| token.as_str())
+    }
+}
+
+impl ServerHandle {
+    /// The test controls in-process: the call `method path` with a JSON `body` (empty for the
+    /// routes that take none) does what the same HTTP request to the test controls does, and
+    /// answers the same status and JSON text (docs/test-controls.md), with no listener, token
+    /// or socket. For embedders that speak JSON rather than Rust, such as the Python package.
+    /// It works whether or not [`crate::ServerBuilder::test_controls`] is on.
+    ///
+    /// An unknown method is a 405, as over HTTP; a body over 64 KiB a 413.
+    pub async fn call_control(&self, method: &str, path: &str, body: &[u8]) -> (u16, String) {
+        let (status, value) = if body.len() > MAX_BODY_BYTES {
+            let message = format!("the body is over {MAX_BODY_BYTES} bytes, or broken");
+            let (status, value, _) = failure(StatusCode::PAYLOAD_TOO_LARGE, &message);
+            (status, value)
+        } else {
+            let controls = Controls {
+                handle: self.view(),
+                token: String::new(),
+            };
+            match Method::from_bytes(method.as_bytes()) {
+                Ok(method) => {
+                    let (status, value, _) = controls.call(&method, path, body).await;
+                    (status, value)
+                }
+                Err(_) => {
+                    let (status, value, _) =
+                        failure(StatusCode::METHOD_NOT_ALLOWED, "method not allowed");
+                    (status, value)
+                }
+            }
+        };
+        (
+            status.as_u16(),
+            serde_json::to_string(&value).unwrap_or_default(),
+        )
     }
 }
 
@@ -207,9 +246,9 @@ impl Controls {
             return reply;
         }
         let (head, body) = request.into_parts();
-        let Some(route) = Route::of(head.uri.path()) else {
+        if Route::of(head.uri.path()).is_none() {
             return error(StatusCode::NOT_FOUND, "no such endpoint");
-        };
+        }
         // Bounded: a body past the limit is refused without being buffered whole.
         let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
             Ok(body) => body.to_bytes(),
@@ -218,26 +257,42 @@ impl Controls {
                 return error(StatusCode::PAYLOAD_TOO_LARGE, &message);
             }
         };
-        let outcome = match (&head.method, &route) {
+        let (status, value, allow) = self.call(&head.method, head.uri.path(), &body).await;
+        let mut reply = reply(status, &value);
+        if let Some(allow) = allow {
+            reply
+                .headers_mut()
+                .insert(ALLOW, HeaderValue::from_static(allow));
+        }
+        reply
+    }
+
+    /// One call, past the token and the body's limit: its status, its JSON (`{"error": …}`
+    /// unless a success), and for a 405 the methods the route allows.
+    async fn call(
+        &self,
+        method: &Method,
+        path: &str,
+        body: &[u8],
+    ) -> (StatusCode, Value, Option<&'static str>) {
+        let Some(route) = Route::of(path) else {
+            return failure(StatusCode::NOT_FOUND, "no such endpoint");
+        };
+        let outcome = match (method, &route) {
             // Stopping and starting a member wait for its listener: the one async control.
             (&Method::POST, Route::MemberAction(id, action)) => {
                 Some(self.member_action(id, action).await)
             }
-            _ => self.dispatch(&head.method, &route, &body),
-        };
-        let outcome = match outcome {
-            Some(outcome) => outcome,
-            None => {
-                let mut reply = error(StatusCode::METHOD_NOT_ALLOWED, "method not allowed");
-                reply
-                    .headers_mut()
-                    .insert(ALLOW, HeaderValue::from_static(route.allowed()));
-                return reply;
-            }
+            _ => self.dispatch(method, &route, body),
         };
         match outcome {
-            Ok((status, value)) => reply(status, &value),
-            Err(Failure(status, message)) => error(status, &message),
+            Some(Ok((status, value))) => (status, value, None),
+            Some(Err(Failure(status, message))) => failure(status, &message),
+            None => {
+                let (status, value, _) =
+                    failure(StatusCode::METHOD_NOT_ALLOWED, "method not allowed");
+                (status, value, Some(route.allowed()))
+            }
         }
     }
 
@@ -420,6 +475,10 @@ fn state_name(state: MemberState) -> &'static str {
 
 fn ok(value: Value) -> (StatusCode, Value) {
     (StatusCode::OK, value)
+}
+
+fn failure(status: StatusCode, message: &str) -> (StatusCode, Value, Option<&'static str>) {
+    (status, json!({ "error": message }), None)
 }
 
 fn error(status: StatusCode, message: &str) -> Reply {
