@@ -124,9 +124,13 @@ impl ServerHandle {
             let (status, value, _) = failure(StatusCode::PAYLOAD_TOO_LARGE, &message);
             (status, value)
         } else {
+            // ZooKeeper's `/command/*` URLs are the HTTP listener's alone: they are for clients
+            // that speak only HTTP.
             let controls = Controls {
                 handle: self.view(),
                 token: String::new(),
+                open_commands: false,
+                command_faults: CommandFaults::default(),
             };
             match Method::from_bytes(method.as_bytes()) {
                 Ok(method) => {
