@@ -96,10 +96,12 @@ impl Gate {
         };
     }
 
-    /// Keeps messages routed during a core call until [`Gate::seal`] tags them. Called under
-    /// the core lock.
-    pub(crate) fn stage(&self, routed: impl IntoIterator<Item = (ConnId, Outbound)>) {
-        self.state.lock().staged.extend(routed);
+    /// Keeps messages routed during a core call until [`Gate::seal`] tags them: `fill` adds
+    /// them, under this gate's lock (the router charges each to its connection as it adds it,
+    /// under the connection table's lock, which comes after this one). Called under the core
+    /// lock.
+    pub(crate) fn stage(&self, fill: impl FnOnce(&mut Routed)) {
+        fill(&mut self.state.lock().staged);
     }
 
     /// Ends a core call: `handed` is the last zxid handed to the log so far (or `None` if the
@@ -211,15 +213,15 @@ mod tests {
         gate.reset(10);
         let mut out = Vec::new();
         // A read with nothing pending goes at once.
-        gate.stage([frame(1, 1)]);
+        gate.stage(|s| s.extend([frame(1, 1)]));
         gate.seal(None, |r| out.extend(bytes(r)));
         assert_eq!(out, [(1, 1)]);
         // A write's reply waits for zxid 11; a later read of another connection waits behind.
-        gate.stage(vec![frame(1, 2), frame(2, 3)]);
+        gate.stage(|s| s.extend(vec![frame(1, 2), frame(2, 3)]));
         gate.seal(Some(11), |r| out.extend(bytes(r)));
-        gate.stage(vec![frame(2, 4)]);
+        gate.stage(|s| s.extend(vec![frame(2, 4)]));
         gate.seal(None, |r| out.extend(bytes(r)));
-        gate.stage(vec![frame(1, 5)]);
+        gate.stage(|s| s.extend(vec![frame(1, 5)]));
         gate.seal(Some(12), |r| out.extend(bytes(r)));
         assert_eq!(out.len(), 1);
         assert_eq!(gate.held(), 4);
@@ -234,7 +236,7 @@ mod tests {
     fn a_message_sealed_while_the_log_thread_delivers_goes_out_behind_that_delivery() {
         let gate = Gate::default();
         gate.reset(0);
-        gate.stage([frame(1, 1)]);
+        gate.stage(|s| s.extend([frame(1, 1)]));
         gate.seal(Some(1), |_| panic!("not durable yet"));
         let out = std::cell::RefCell::new(Vec::new());
         let mut first = true;
@@ -243,7 +245,7 @@ mod tests {
             if std::mem::take(&mut first) {
                 // A core call seals a read while the log thread delivers: its tag is durable
                 // and nothing is held, yet it must not overtake what is being delivered.
-                gate.stage([frame(1, 2)]);
+                gate.stage(|s| s.extend([frame(1, 2)]));
                 gate.seal(None, |r| out.borrow_mut().extend(bytes(r)));
                 out.borrow_mut().push((9, 9));
             }
@@ -252,7 +254,7 @@ mod tests {
         assert_eq!(gate.held(), 0);
         // Once the log thread is done, reads go out directly again.
         let mut direct = Vec::new();
-        gate.stage([frame(2, 3)]);
+        gate.stage(|s| s.extend([frame(2, 3)]));
         gate.seal(None, |r| direct.extend(bytes(r)));
         assert_eq!(direct, [(2, 3)]);
     }
@@ -262,11 +264,11 @@ mod tests {
         let gate = Gate::default();
         gate.reset(0);
         let mut out = Vec::new();
-        gate.stage([frame(1, 1)]);
+        gate.stage(|s| s.extend([frame(1, 1)]));
         gate.seal(Some(1), |r| out.extend(bytes(r)));
         gate.fail();
         gate.durable(1, |r| out.extend(bytes(r)));
-        gate.stage(vec![frame(1, 2)]);
+        gate.stage(|s| s.extend(vec![frame(1, 2)]));
         gate.seal(None, |r| out.extend(bytes(r)));
         assert!(out.is_empty());
         assert_eq!(gate.held(), 0);

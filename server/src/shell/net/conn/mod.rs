@@ -21,8 +21,10 @@
 //!   its pings read and keeps its session; requests are read only while fewer than
 //!   `MAX_QUEUED_FRAMES` (`net/limits.rs`) frames wait to be written to the connection, so a client
 //!   that floods requests without reading the replies stops being read, not served without bound;
-//! * the bytes waiting to be written to a connection are capped (`Config::outbound_limit`,
-//!   [`outbox`]): a connection that would pass the cap is closed;
+//! * the bytes waiting to be written to a connection (with a data directory, from the moment
+//!   they are routed, while they wait for the disk too) are capped (`Config::outbound_limit`,
+//!   [`outbox`]): the connection is not read while half the cap waits, and one that would pass
+//!   the cap all the same (other sessions' events) is closed;
 //! * a write that makes no progress for the session's timeout (10 s before the handshake) closes
 //!   the connection: a peer that stopped reading is dropped, as ZooKeeper's connection expirer
 //!   drops one that does no I/O for as long;
