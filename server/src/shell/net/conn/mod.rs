@@ -46,7 +46,7 @@ mod writer;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 
 use shepherd_protocol::{FrameCodec, Id};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -165,7 +165,6 @@ where
         stall_ms: AtomicU64::new(HANDSHAKE_IDLE.as_millis() as u64),
         session: AtomicI64::new(0),
         drained: Notify::new(),
-        eof: AtomicBool::new(false),
     };
     let ended = tokio::select! {
         biased;
@@ -176,11 +175,20 @@ where
     let end = match ended {
         Ok(end) => end,
         Err(error) => {
-            // Oversized frames land here too: ZooKeeper closes without a reply, and so do we.
             tracing::debug!(%peer, %error, "connection closed");
             End::Closed
         }
     };
+    // After bad input the replies owed are written and the write side shut down; what the
+    // peer still sends is read and dropped a little longer (`frames.rs`), so that closing does
+    // not reset the stream under replies the peer has not read yet.
+    if matches!(end, End::Closed) && frames.draining() {
+        tokio::select! {
+            biased;
+            _ = conn.kill.cancelled() => {}
+            () = Box::pin(frames.drain()) => {}
+        }
+    }
     match end {
         End::FourLetterWord(word) => {
             let text = admin::answer(shared, conn.member, word);
@@ -214,7 +222,7 @@ where
             tracing::info!(%peer, "closing a connection whose writes made no progress");
         }
         End::Idle => tracing::debug!(%peer, "closing idle connection"),
-        End::PeerClosed | End::Closed => {}
+        End::Closed => {}
     }
     drop((frames, write));
     shared.unregister(id);

@@ -161,11 +161,6 @@ impl Queue {
     pub(crate) async fn ready(&self) {
         self.ready.notified().await;
     }
-
-    /// Wakes the writer to look again (the peer's end of stream).
-    pub(crate) fn wake(&self) {
-        self.ready.notify_one();
-    }
 }
 
 /// The sending side of one connection's queue, held by the router.

@@ -28,6 +28,7 @@ use crate::shell::net::conn::frames::Frames;
 use crate::shell::net::conn::link::{Conn, End, Link, wait_thawed};
 use crate::shell::net::limits::{HANDSHAKE_IDLE, MAX_QUEUED_FRAMES};
 use crate::shell::state::backlog::MAX_HELD_BYTES;
+use crate::shell::state::outbound::Outbound;
 use crate::shell::state::stats::request_op;
 
 /// The most requests applied under one turn of the core lock: long enough to amortise the
@@ -80,6 +81,23 @@ fn apply_burst(conn: &Conn, burst: &mut VecDeque<BytesMut>) {
 /// Reads and applies frames until the connection should end. On the peer's end of stream, or
 /// once a fault has closed the connection, it stops reading and never returns: the writer
 /// finishes what is queued.
+/// Whether a read error is the peer's bad input (a length outside the limit, the stream ending
+/// inside a frame), owed an orderly close, rather than the stream's own failure.
+fn refused(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof
+    )
+}
+
+/// Queues a `Close` behind everything routed to the connection so far, through the durability
+/// gate with a data directory: the writer writes what the requests already read are owed
+/// (once on disk), then shuts its side of the stream down.
+fn close_behind_replies(conn: &Conn) {
+    conn.shared
+        .with_core(|_, router| router.route_outbound([(conn.id, Outbound::Close)]));
+}
+
 pub(crate) async fn read_loop<R: AsyncRead + Unpin>(
     conn: &Conn,
     link: &Link,
@@ -158,14 +176,27 @@ pub(crate) async fn read_loop<R: AsyncRead + Unpin>(
                 frame = frames.next() => frame,
             },
         };
-        let Some(frame) = frame else {
-            link.eof.store(true, Relaxed);
-            conn.queue.wake();
-            return std::future::pending().await;
-        };
-        let payload = match frame? {
-            Frame::FourLetterWord(word) => return Ok(End::FourLetterWord(word)),
-            Frame::Payload(payload) => payload,
+        let payload = match frame {
+            // The peer closed its sending half: what was read is answered, then the stream
+            // is closed.
+            None => {
+                close_behind_replies(conn);
+                return std::future::pending().await;
+            }
+            Some(Ok(Frame::FourLetterWord(word))) => return Ok(End::FourLetterWord(word)),
+            Some(Ok(Frame::Payload(payload))) => payload,
+            // A length outside the limit, or the stream ending inside a frame: ZooKeeper
+            // answers nothing more, but what was read before is answered, and the stream shut
+            // down rather than reset, so those replies reach the peer.
+            Some(Err(error)) if refused(&error) => {
+                tracing::debug!(peer = %stats.peer, %error,
+                    "bad input: closing after the replies owed");
+                close_behind_replies(conn);
+                // Boxed: rare, and it would otherwise size every connection's task.
+                Box::pin(frames.drain()).await;
+                return std::future::pending().await;
+            }
+            Some(Err(error)) => return Err(error),
         };
         count_frame(conn, &payload);
         if connected && !shared.frozen.any() && !shared.faults.any() {
