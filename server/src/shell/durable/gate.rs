@@ -20,7 +20,8 @@
 //!   not see a write the disk does not have. The held messages are dropped.
 //!
 //! What is held counts in the server's [`Backlog`], whose bound stops the readers while the disk
-//! lags.
+//! lags. The windows on the core that are not messages of the core (four-letter words, the
+//! AdminServer, `/metrics`) wait on [`Gate::until_durable`] for what they read to be on disk.
 //!
 //! Lock order: the core lock, then this gate's, then the connection table's.
 
@@ -29,6 +30,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use tokio::sync::Notify;
 
 use crate::core::ConnId;
 use crate::shell::state::backlog::Backlog;
@@ -65,6 +67,9 @@ pub(crate) struct Gate {
     state: Mutex<GateState>,
     /// Where what is held is counted, so that readers stop while too much is.
     backlog: Arc<Backlog>,
+    /// Notified (all waiters) when the durable zxid moves or the log fails: wakes
+    /// [`Gate::until_durable`].
+    moved: Notify,
 }
 
 /// The bytes a held message keeps.
@@ -81,6 +86,7 @@ impl Gate {
         Gate {
             state: Mutex::default(),
             backlog,
+            moved: Notify::new(),
         }
     }
 
@@ -94,6 +100,8 @@ impl Gate {
             durable: zxid,
             ..GateState::default()
         };
+        drop(state);
+        self.moved.notify_waiters();
     }
 
     /// Keeps messages routed during a core call until [`Gate::seal`] tags them: `fill` adds
@@ -149,6 +157,7 @@ impl Gate {
             "the gate released from two threads at once"
         );
         state.durable = state.durable.max(zxid);
+        self.moved.notify_waiters();
         loop {
             let ready = state
                 .held
@@ -180,6 +189,34 @@ impl Gate {
             .sub(std::mem::take(&mut state.held_bytes), state.held.len());
         state.held.clear();
         state.staged.clear();
+        drop(state);
+        self.moved.notify_waiters();
+    }
+
+    /// The last zxid handed to the log: a window on the core (a four-letter word, the
+    /// AdminServer, `/metrics`) computed before this was read shows nothing past it.
+    pub(crate) fn handed(&self) -> i64 {
+        self.state.lock().handed
+    }
+
+    /// Resolves once everything up to `zxid` is on disk (true), or once the log has failed
+    /// (false: what depends on it must never be shown). Cancellation safe.
+    pub(crate) async fn until_durable(&self, zxid: i64) -> bool {
+        loop {
+            let moved = self.moved.notified();
+            tokio::pin!(moved);
+            moved.as_mut().enable();
+            {
+                let state = self.state.lock();
+                if state.failed {
+                    return false;
+                }
+                if state.durable >= zxid {
+                    return true;
+                }
+            }
+            moved.await;
+        }
     }
 
     /// Messages waiting for the disk.

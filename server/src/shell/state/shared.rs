@@ -268,6 +268,20 @@ impl Shared {
         self.core_changed();
     }
 
+    /// Holds `view`, computed from the core, until everything handed to the log when it was
+    /// computed is on disk: a window on the core (a four-letter word, the AdminServer,
+    /// `/metrics`) shows only durable state, as the replies do (`durable/gate.rs`). `None` when
+    /// the log has failed: the view must not be shown. In memory, `view` at once. The last zxid
+    /// handed is read after `view` was computed, so it covers everything `view` can show.
+    /// Cancellation safe.
+    pub(crate) async fn durable_view<T>(&self, view: T) -> Option<T> {
+        let Some(gate) = self.router.gate() else {
+            return Some(view);
+        };
+        let handed = gate.handed();
+        gate.until_durable(handed).await.then_some(view)
+    }
+
     /// The router, for the log thread's releases.
     pub(crate) fn router(&self) -> &Router {
         &self.router

@@ -9,10 +9,12 @@
 //! and it always unregisters itself on the way out.
 //!
 //! Rules enforced here rather than in the core, because they are about the stream:
-//! * a frame length outside `0..=jute.maxbuffer` closes the connection with no reply
-//!   (docs/protocol.md §1.3);
+//! * a frame length outside `0..=jute.maxbuffer` closes the connection with no reply to it
+//!   (docs/protocol.md §1.3), after the replies owed to the requests before it, shutting the
+//!   write side and dropping what the peer still sends for a while ([`reader`], [`frames`]);
 //! * a four-letter word is recognized only as the first four bytes, answered as raw text, and the
-//!   connection closed (docs/protocol.md §14.1); the peer's half-close does not stop the answer,
+//!   connection closed (docs/protocol.md §14.1); with a data directory the answer waits until
+//!   what it shows is on disk (`Shared::durable_view`); the peer's half-close does not stop the answer,
 //!   but a peer that does not take it within [`HANDSHAKE_IDLE`] of no progress, or
 //!   [`FOUR_LETTER_DEADLINE`] in all, is dropped, and shutdown never waits for it;
 //! * a connection silent for its session timeout (10 s before the handshake) is closed; the session
@@ -191,14 +193,22 @@ where
     }
     match end {
         End::FourLetterWord(word) => {
-            let text = admin::answer(shared, conn.member, word);
-            let answered = tokio::select! {
+            // Shown only once what it shows is on disk; never if the log failed.
+            let text = tokio::select! {
                 biased;
-                _ = conn.kill.cancelled() => Ok(false),
-                done = tokio::time::timeout(
-                    FOUR_LETTER_DEADLINE,
-                    writer::write_text(&mut write, text.as_bytes(), HANDSHAKE_IDLE),
-                ) => done.unwrap_or(Ok(false)),
+                _ = conn.kill.cancelled() => None,
+                text = Box::pin(shared.durable_view(admin::answer(shared, conn.member, word))) => text,
+            };
+            let answered = match text {
+                None => Ok(false),
+                Some(text) => tokio::select! {
+                    biased;
+                    _ = conn.kill.cancelled() => Ok(false),
+                    done = tokio::time::timeout(
+                        FOUR_LETTER_DEADLINE,
+                        writer::write_text(&mut write, text.as_bytes(), HANDSHAKE_IDLE),
+                    ) => done.unwrap_or(Ok(false)),
+                },
             };
             if !matches!(answered, Ok(true)) {
                 tracing::debug!(%peer, "four-letter word's answer not taken; dropped");
