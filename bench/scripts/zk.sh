@@ -19,6 +19,9 @@
 # of them fill a disk with gigabytes.
 # ZK_INFO_LOGGERS (space-separated logger names) raises those loggers to INFO, e.g. the ones
 # that log when a snapshot starts and ends (bench/scripts/snapshot-latency.sh).
+# ZK_WRAP (a command and its arguments, space-separated) runs the JVM under it, e.g. strace's
+# delay injection (bench/scripts/pressure.sh); the pid printed is then the JVM's, the wrapper's
+# child, so that stopping and measuring it reach ZooKeeper itself.
 set -euo pipefail
 
 ZK_CP="/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar"
@@ -54,12 +57,22 @@ EOF
   for logger in ${ZK_INFO_LOGGERS:-}; do
     echo "log4j.logger.$logger=INFO" >>"$dir/log4j.properties"
   done
-  java -Dzk.bench.log="$dir/zookeeper.log" -cp "$dir:$ZK_CP" \
+  # shellcheck disable=SC2086 # ZK_WRAP is a command line, split on purpose.
+  ${ZK_WRAP:-} java -Dzk.bench.log="$dir/zookeeper.log" -cp "$dir:$ZK_CP" \
     org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" \
     >>"$dir/zookeeper.out" 2>&1 </dev/null &
   pid=$!
-  echo "$pid" >"$dir/pid"
   deadline=$((SECONDS + 600))
+  if [[ -n ${ZK_WRAP:-} ]]; then
+    local wrapper=$pid
+    pid=
+    while [[ -z $pid ]] && ((SECONDS < deadline)); do
+      kill -0 "$wrapper" 2>/dev/null || { echo "zk.sh: $ZK_WRAP exited; see $dir/zookeeper.out" >&2; exit 1; }
+      pid=$(pgrep -P "$wrapper" | head -n 1 || true)
+      [[ -n $pid ]] || sleep 0.05
+    done
+  fi
+  echo "$pid" >"$dir/pid"
   while ((SECONDS < deadline)); do
     kill -0 "$pid" 2>/dev/null || { echo "zk.sh: ZooKeeper exited; see $dir/zookeeper.*" >&2; exit 1; }
     # `srvr` answers with Mode: once the database is loaded and sessions are accepted.

@@ -6,6 +6,8 @@
 
 use std::future::Future;
 
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
 use shepherd_protocol::{
     Codec, ConnectRequest, ConnectResponse, CreateMode, ErrorCode, FourLetterWord, GetDataResponse,
     OpCode, Reply, ReplyHeader, Request, RequestHeader, Response, decode_from, encode_frame,
@@ -111,6 +113,35 @@ async fn oversized_frame_closes_only_that_connection() {
         let (mut bad, _) = session(&addr).await;
         bad.send_raw(&(-5i32).to_be_bytes()).await;
         assert!(bad.closed().await);
+    })
+    .await;
+}
+
+/// A request, then a length past jute.maxbuffer with a megabyte behind it, all in one write:
+/// the request read before the bad length is answered, then the server shuts its side down (a
+/// FIN: the peer reads to the end of the stream), having read and dropped the rest rather than
+/// reset the connection under the reply. (The connection used to be dropped at once: the reply
+/// was lost and, with a megabyte unread, the peer's read failed with a reset.)
+#[tokio::test]
+async fn a_length_past_the_limit_closes_after_the_replies_before_it_and_without_a_reset() {
+    only_that_connection(|addr| async move {
+        let (peer, _) = session(&addr).await;
+        let mut stream = peer.into_inner();
+        let mut bytes = encode_frame(|b| encode_request(7, &exists("/", false), b));
+        bytes.extend_from_slice(&(0x10_0000u32).to_be_bytes());
+        bytes.extend(std::iter::repeat_n(0u8, 1 << 20));
+        let mut got = Vec::new();
+        let read = shepherd_testkit::within("the reply and the close", async {
+            stream.write_all(&bytes).await?;
+            stream.read_to_end(&mut got).await
+        })
+        .await;
+        assert!(read.is_ok(), "{read:?} after {} bytes", got.len());
+        assert!(got.len() > 8, "no reply: {got:?}");
+        let len = u32::from_be_bytes(got[..4].try_into().unwrap()) as usize;
+        assert_eq!(got.len(), 4 + len, "one frame, then the end of the stream");
+        let header = decode_from::<ReplyHeader>(&got[4..]).unwrap();
+        assert_eq!((header.xid, header.err), (7, 0));
     })
     .await;
 }

@@ -4,6 +4,7 @@
 //! error JSON, and the listener's life (off by default, shared with `/metrics`, stopped by
 //! shutdown).
 
+mod durable_windows;
 mod fields;
 mod http;
 mod lifecycle;

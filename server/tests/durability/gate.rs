@@ -96,8 +96,8 @@ fn outstanding(server: &ServerHandle) -> usize {
 async fn a_stalled_log_stops_reading_at_the_backlog_bound_and_drops_nothing() {
     const READS: usize = 150;
     let dir = tempfile::tempdir().unwrap();
-    // The connection's own outbound cap (8 MiB by default) is raised: it counts replies only
-    // once the disk releases them, so the release of what the bound let through would pass it.
+    // The connection's own outbound cap (8 MiB by default) is raised: its reader stops at half
+    // of it, and this is about the server-wide bound.
     let server = builder()
         .data_dir(dir.path())
         .max_outbound_bytes(128 << 20)
@@ -138,5 +138,57 @@ async fn a_stalled_log_stops_reading_at_the_backlog_bound_and_drops_nothing() {
         assert!(matches!(reply, Some(Reply::Ok(..))), "reply {i}: {reply:?}");
     }
     assert_eq!(outstanding(&server), 0);
+    server.shutdown().await;
+}
+
+/// While the log is held, a client pipelining reads of a 512 KiB node behind a write is read
+/// only until half its outbound limit (8 × jute.maxbuffer, 8 MiB by default) waits for the
+/// disk: a dozen replies held, not forty. Once the log goes on every request is answered, in
+/// order, and the connection is not closed. (A reply used to count against the limit only once
+/// the disk released it: all forty were held, about 20 MiB, and their release passed the
+/// limit and closed the connection, its replies lost.)
+#[tokio::test]
+async fn replies_held_for_the_disk_count_against_the_connections_cap_from_the_start() {
+    const READS: usize = 40;
+    const NODE: usize = 512 * 1024;
+    let dir = tempfile::tempdir().unwrap();
+    let server = builder().data_dir(dir.path()).start().await.unwrap();
+    let (mut peer, _) = session(&server, 30_000).await;
+    let big = vec![7u8; NODE];
+    assert!(matches!(
+        peer.call(&create("/big", &big, CreateMode::Persistent))
+            .await,
+        Reply::Ok(..)
+    ));
+    assert!(server.freeze_log());
+    peer.send(&set_data("/big", &big)).await;
+    for _ in 0..READS {
+        peer.send(&get_data("/big")).await;
+    }
+    // Half the default limit is 4 MiB: eight replies of 512 KiB and the write's.
+    let most = (8 * shepherd_protocol::DEFAULT_MAX_BUFFER / 2) / NODE + 2;
+    within(
+        "the reads held",
+        server.wait_for(|_| server.held_for_disk() >= most - 1),
+    )
+    .await;
+    assert!(peer.silent_for(QUIET).await, "nothing before the disk");
+    let held = server.held_for_disk();
+    assert!(
+        held <= most,
+        "{held} held: reading did not stop at half the connection's limit"
+    );
+    assert!(server.thaw_log());
+    for i in 0..=READS {
+        let reply = within("a reply after the thaw", peer.next()).await;
+        assert!(matches!(reply, Some(Reply::Ok(..))), "reply {i}: {reply:?}");
+    }
+    assert_eq!(
+        server
+            .stats()
+            .closed_outbound_limit
+            .load(std::sync::atomic::Ordering::Relaxed),
+        0
+    );
     server.shutdown().await;
 }

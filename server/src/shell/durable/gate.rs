@@ -20,7 +20,8 @@
 //!   not see a write the disk does not have. The held messages are dropped.
 //!
 //! What is held counts in the server's [`Backlog`], whose bound stops the readers while the disk
-//! lags.
+//! lags. The windows on the core that are not messages of the core (four-letter words, the
+//! AdminServer, `/metrics`) wait on [`Gate::until_durable`] for what they read to be on disk.
 //!
 //! Lock order: the core lock, then this gate's, then the connection table's.
 
@@ -29,6 +30,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use tokio::sync::Notify;
 
 use crate::core::ConnId;
 use crate::shell::state::backlog::Backlog;
@@ -65,6 +67,9 @@ pub(crate) struct Gate {
     state: Mutex<GateState>,
     /// Where what is held is counted, so that readers stop while too much is.
     backlog: Arc<Backlog>,
+    /// Notified (all waiters) when the durable zxid moves or the log fails: wakes
+    /// [`Gate::until_durable`].
+    moved: Notify,
 }
 
 /// The bytes a held message keeps.
@@ -81,6 +86,7 @@ impl Gate {
         Gate {
             state: Mutex::default(),
             backlog,
+            moved: Notify::new(),
         }
     }
 
@@ -94,12 +100,16 @@ impl Gate {
             durable: zxid,
             ..GateState::default()
         };
+        drop(state);
+        self.moved.notify_waiters();
     }
 
-    /// Keeps messages routed during a core call until [`Gate::seal`] tags them. Called under
-    /// the core lock.
-    pub(crate) fn stage(&self, routed: impl IntoIterator<Item = (ConnId, Outbound)>) {
-        self.state.lock().staged.extend(routed);
+    /// Keeps messages routed during a core call until [`Gate::seal`] tags them: `fill` adds
+    /// them, under this gate's lock (the router charges each to its connection as it adds it,
+    /// under the connection table's lock, which comes after this one). Called under the core
+    /// lock.
+    pub(crate) fn stage(&self, fill: impl FnOnce(&mut Routed)) {
+        fill(&mut self.state.lock().staged);
     }
 
     /// Ends a core call: `handed` is the last zxid handed to the log so far (or `None` if the
@@ -147,6 +157,7 @@ impl Gate {
             "the gate released from two threads at once"
         );
         state.durable = state.durable.max(zxid);
+        self.moved.notify_waiters();
         loop {
             let ready = state
                 .held
@@ -178,6 +189,34 @@ impl Gate {
             .sub(std::mem::take(&mut state.held_bytes), state.held.len());
         state.held.clear();
         state.staged.clear();
+        drop(state);
+        self.moved.notify_waiters();
+    }
+
+    /// The last zxid handed to the log: a window on the core (a four-letter word, the
+    /// AdminServer, `/metrics`) computed before this was read shows nothing past it.
+    pub(crate) fn handed(&self) -> i64 {
+        self.state.lock().handed
+    }
+
+    /// Resolves once everything up to `zxid` is on disk (true), or once the log has failed
+    /// (false: what depends on it must never be shown). Cancellation safe.
+    pub(crate) async fn until_durable(&self, zxid: i64) -> bool {
+        loop {
+            let moved = self.moved.notified();
+            tokio::pin!(moved);
+            moved.as_mut().enable();
+            {
+                let state = self.state.lock();
+                if state.failed {
+                    return false;
+                }
+                if state.durable >= zxid {
+                    return true;
+                }
+            }
+            moved.await;
+        }
     }
 
     /// Messages waiting for the disk.
@@ -211,15 +250,15 @@ mod tests {
         gate.reset(10);
         let mut out = Vec::new();
         // A read with nothing pending goes at once.
-        gate.stage([frame(1, 1)]);
+        gate.stage(|s| s.extend([frame(1, 1)]));
         gate.seal(None, |r| out.extend(bytes(r)));
         assert_eq!(out, [(1, 1)]);
         // A write's reply waits for zxid 11; a later read of another connection waits behind.
-        gate.stage(vec![frame(1, 2), frame(2, 3)]);
+        gate.stage(|s| s.extend(vec![frame(1, 2), frame(2, 3)]));
         gate.seal(Some(11), |r| out.extend(bytes(r)));
-        gate.stage(vec![frame(2, 4)]);
+        gate.stage(|s| s.extend(vec![frame(2, 4)]));
         gate.seal(None, |r| out.extend(bytes(r)));
-        gate.stage(vec![frame(1, 5)]);
+        gate.stage(|s| s.extend(vec![frame(1, 5)]));
         gate.seal(Some(12), |r| out.extend(bytes(r)));
         assert_eq!(out.len(), 1);
         assert_eq!(gate.held(), 4);
@@ -234,7 +273,7 @@ mod tests {
     fn a_message_sealed_while_the_log_thread_delivers_goes_out_behind_that_delivery() {
         let gate = Gate::default();
         gate.reset(0);
-        gate.stage([frame(1, 1)]);
+        gate.stage(|s| s.extend([frame(1, 1)]));
         gate.seal(Some(1), |_| panic!("not durable yet"));
         let out = std::cell::RefCell::new(Vec::new());
         let mut first = true;
@@ -243,7 +282,7 @@ mod tests {
             if std::mem::take(&mut first) {
                 // A core call seals a read while the log thread delivers: its tag is durable
                 // and nothing is held, yet it must not overtake what is being delivered.
-                gate.stage([frame(1, 2)]);
+                gate.stage(|s| s.extend([frame(1, 2)]));
                 gate.seal(None, |r| out.borrow_mut().extend(bytes(r)));
                 out.borrow_mut().push((9, 9));
             }
@@ -252,7 +291,7 @@ mod tests {
         assert_eq!(gate.held(), 0);
         // Once the log thread is done, reads go out directly again.
         let mut direct = Vec::new();
-        gate.stage([frame(2, 3)]);
+        gate.stage(|s| s.extend([frame(2, 3)]));
         gate.seal(None, |r| direct.extend(bytes(r)));
         assert_eq!(direct, [(2, 3)]);
     }
@@ -262,11 +301,11 @@ mod tests {
         let gate = Gate::default();
         gate.reset(0);
         let mut out = Vec::new();
-        gate.stage([frame(1, 1)]);
+        gate.stage(|s| s.extend([frame(1, 1)]));
         gate.seal(Some(1), |r| out.extend(bytes(r)));
         gate.fail();
         gate.durable(1, |r| out.extend(bytes(r)));
-        gate.stage(vec![frame(1, 2)]);
+        gate.stage(|s| s.extend(vec![frame(1, 2)]));
         gate.seal(None, |r| out.extend(bytes(r)));
         assert!(out.is_empty());
         assert_eq!(gate.held(), 0);

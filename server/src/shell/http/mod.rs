@@ -7,7 +7,8 @@
 //! all tracked and all stopped by the server's shutdown token. A listener serves the admin
 //! commands, the metrics, or both (when the two are configured on the same address). Answers are
 //! computed synchronously from the shared state: the core lock is taken and released inside a
-//! query, never across an `.await`.
+//! query, never across an `.await`. With a data directory an answer is sent only once what it
+//! shows is on disk (`Shared::durable_view`), and never once the log has failed (503).
 //!
 //! A slow or hostile peer cannot stall anything but its own task: request heads are bounded in size
 //! ([`MAX_HEAD_BYTES`]) and in time ([`HEAD_TIMEOUT`]), request bodies are never read (the test
@@ -86,7 +87,16 @@ pub(crate) async fn accept_loop(
 ) {
     let handler: Handler = Arc::new(move |request| {
         let response = answer(&shared, endpoints, &request);
-        Box::pin(async move { response })
+        // Shown only once what it shows is on disk; never if the log failed.
+        let shared = shared.clone();
+        Box::pin(async move {
+            shared.durable_view(response).await.unwrap_or_else(|| {
+                plain(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the transaction log failed\n",
+                )
+            })
+        })
     });
     serve(listener, handler, shutdown, tracker).await;
 }

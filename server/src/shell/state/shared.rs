@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -47,9 +47,11 @@ struct ConnEntry {
 /// The table of live connections, and the routing of actions onto their queues.
 ///
 /// Routing methods are reached only through [`Shared::with_core`], so that they run under the
-/// core lock; the table's own lock is taken inside it, never around it.
+/// core lock; the table's own lock is taken inside it, never around it. The table is read on
+/// every routing and changed only when a connection comes or goes: a read-write lock lets the
+/// log thread's deliveries and a core call's charging share it.
 pub(crate) struct Router {
-    conns: Mutex<HashMap<ConnId, ConnEntry>>,
+    conns: RwLock<HashMap<ConnId, ConnEntry>>,
     next_conn: AtomicU64,
     /// With a data directory: what is routed waits here until the writes it may reveal are on
     /// disk (`durable/gate.rs`).
@@ -59,7 +61,7 @@ pub(crate) struct Router {
 impl Router {
     fn new(gate: Option<Gate>) -> Router {
         Router {
-            conns: Mutex::new(HashMap::new()),
+            conns: RwLock::new(HashMap::new()),
             next_conn: AtomicU64::new(1),
             gate,
         }
@@ -72,35 +74,53 @@ impl Router {
         }
     }
 
-    /// Pushes messages onto the queues of the connections they are for, in order (through the
-    /// gate, with a data directory); those for a connection that is gone are dropped.
+    /// Pushes messages onto the queues of the connections they are for, in order; those for a
+    /// connection that is gone are dropped. With a data directory they go through the gate
+    /// (`durable/gate.rs`), charged to their connections' outbound limits first: what waits for
+    /// the disk counts against the limit from the moment it is routed, so that a client's
+    /// pipelined reads behind a slow fsync stop its reading rather than pile up unbounded.
     pub(crate) fn route_outbound(&self, routed: impl IntoIterator<Item = (ConnId, Outbound)>) {
         match &self.gate {
-            Some(gate) => gate.stage(routed),
-            None => self.deliver(routed),
+            Some(gate) => gate.stage(|staged| {
+                let conns = self.conns.read();
+                staged.extend(routed.into_iter().filter(|(conn, message)| {
+                    conns
+                        .get(conn)
+                        .is_some_and(|entry| entry.tx.charge(message, &entry.stats))
+                }));
+            }),
+            None => {
+                let conns = self.conns.read();
+                for (conn, message) in routed {
+                    if let Some(entry) = conns.get(&conn) {
+                        // Metered against the connection's outbound limit; see `net::conn::outbox`.
+                        entry.tx.push(message, &entry.stats);
+                    }
+                }
+            }
         }
     }
 
-    /// Pushes messages onto their connections' queues now.
+    /// Pushes messages the gate let go onto their connections' queues: they were charged when
+    /// routed.
     fn deliver(&self, routed: impl IntoIterator<Item = (ConnId, Outbound)>) {
-        let conns = self.conns.lock();
+        let conns = self.conns.read();
         for (conn, message) in routed {
             if let Some(entry) = conns.get(&conn) {
-                // Metered against the connection's outbound limit; see `net::conn::outbox`.
-                entry.tx.push(message, &entry.stats);
+                entry.tx.push_charged(message);
             }
         }
     }
 
     /// Drops a connection's stream at once, without writing anything more to it.
     pub(crate) fn kill(&self, conn: ConnId) {
-        if let Some(entry) = self.conns.lock().get(&conn) {
+        if let Some(entry) = self.conns.read().get(&conn) {
             entry.kill.cancel();
         }
     }
 
     fn remove(&self, conn: ConnId) {
-        self.conns.lock().remove(&conn);
+        self.conns.write().remove(&conn);
     }
 
     /// Ends a core call with a data directory: tags what it routed with `handed`, the last
@@ -125,7 +145,7 @@ impl Router {
 
     /// How many connections are open.
     pub(crate) fn connections(&self) -> usize {
-        self.conns.lock().len()
+        self.conns.read().len()
     }
 }
 
@@ -248,6 +268,20 @@ impl Shared {
         self.core_changed();
     }
 
+    /// Holds `view`, computed from the core, until everything handed to the log when it was
+    /// computed is on disk: a window on the core (a four-letter word, the AdminServer,
+    /// `/metrics`) shows only durable state, as the replies do (`durable/gate.rs`). `None` when
+    /// the log has failed: the view must not be shown. In memory, `view` at once. The last zxid
+    /// handed is read after `view` was computed, so it covers everything `view` can show.
+    /// Cancellation safe.
+    pub(crate) async fn durable_view<T>(&self, view: T) -> Option<T> {
+        let Some(gate) = self.router.gate() else {
+            return Some(view);
+        };
+        let handed = gate.handed();
+        gate.until_durable(handed).await.then_some(view)
+    }
+
     /// The router, for the log thread's releases.
     pub(crate) fn router(&self) -> &Router {
         &self.router
@@ -302,7 +336,7 @@ impl Shared {
         tx: Outbox,
         kill: CancellationToken,
     ) -> Option<(ConnId, Arc<ConnStats>)> {
-        let mut conns = self.router.conns.lock();
+        let mut conns = self.router.conns.write();
         // `maxCnxns`: connections to the whole server (0 for no limit).
         let max = self.config.max_cnxns;
         if max > 0 && conns.len() >= max {
@@ -344,7 +378,7 @@ impl Shared {
         let mut all: Vec<_> = self
             .router
             .conns
-            .lock()
+            .read()
             .iter()
             .map(|(id, c)| (*id, c.stats.clone()))
             .collect();
@@ -354,7 +388,7 @@ impl Shared {
 
     /// The ensemble member a connection came in on.
     pub(crate) fn connection_member(&self, conn: ConnId) -> Option<u64> {
-        self.router.conns.lock().get(&conn).map(|c| c.member)
+        self.router.conns.read().get(&conn).map(|c| c.member)
     }
 
     /// Resolves once no connection of `member` is registered. Cancellation safe.
@@ -363,7 +397,7 @@ impl Shared {
             !shared
                 .router
                 .conns
-                .lock()
+                .read()
                 .values()
                 .any(|c| c.member == member)
         })
@@ -372,7 +406,7 @@ impl Shared {
 
     /// How many connections are live, without copying the table.
     pub(crate) fn connection_count(&self) -> usize {
-        self.router.conns.lock().len()
+        self.router.conns.read().len()
     }
 
     /// How long the server has been running.

@@ -24,7 +24,10 @@ use std::task::{Context, Poll, ready};
 use bytes::BytesMut;
 use shepherd_protocol::{Frame, FrameCodec};
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
+use tokio::time::Instant;
 use tokio_util::codec::Decoder;
+
+use crate::shell::net::limits::{BAD_INPUT_LINGER, BAD_INPUT_LINGER_BYTES};
 
 /// The most one read takes from the stream (and the size of each worker thread's scratch
 /// buffer): enough for hundreds of pipelined small requests per system call.
@@ -47,6 +50,15 @@ pub(crate) struct Frames<R> {
     buf: BytesMut,
     /// The stream has ended.
     eof: bool,
+    /// After bad input: what is left of the time and bytes [`Frames::drain`] may spend; boxed,
+    /// as it is rare and every connection holds this struct.
+    draining: Option<Box<Draining>>,
+}
+
+/// The budget of a stream being drained after bad input.
+struct Draining {
+    until: Instant,
+    left: usize,
 }
 
 impl<R: AsyncRead + Unpin> Frames<R> {
@@ -56,6 +68,30 @@ impl<R: AsyncRead + Unpin> Frames<R> {
             codec,
             buf: BytesMut::new(),
             eof: false,
+            draining: None,
+        }
+    }
+
+    /// Reads and drops what the peer sends after bad input, until the end of its stream or
+    /// until [`BAD_INPUT_LINGER`] after the first call, or [`BAD_INPUT_LINGER_BYTES`] in all,
+    /// across calls. The connection then closes with nothing unread (a FIN, not a reset)
+    /// unless the peer sent more than that. No frame is read after it.
+    pub(crate) async fn drain(&mut self) {
+        let draining = self.draining.get_or_insert_with(|| {
+            Box::new(Draining {
+                until: Instant::now() + BAD_INPUT_LINGER,
+                left: BAD_INPUT_LINGER_BYTES,
+            })
+        });
+        self.buf = BytesMut::new();
+        let mut sink = vec![0; SCRATCH.min(draining.left)];
+        while draining.left > 0 && !self.eof {
+            let room = sink.len().min(draining.left);
+            match tokio::time::timeout_at(draining.until, self.io.read(&mut sink[..room])).await {
+                Ok(Ok(0)) | Ok(Err(_)) => self.eof = true,
+                Ok(Ok(n)) => draining.left -= n,
+                Err(_) => draining.left = 0,
+            }
         }
     }
 
@@ -148,6 +184,11 @@ impl<R: AsyncRead + Unpin> Frames<R> {
             self.buf.extend_from_slice(filled);
             Poll::Ready(Ok(filled.len()))
         })
+    }
+
+    /// Whether [`Frames::drain`] has been called: the peer's input was refused.
+    pub(crate) fn draining(&self) -> bool {
+        self.draining.is_some()
     }
 
     /// The bytes of buffer the connection holds.

@@ -4,7 +4,7 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 use shepherd_protocol::FourLetterWord;
@@ -49,9 +49,6 @@ pub(crate) struct Link {
     pub(crate) session: AtomicI64,
     /// Notified whenever the writer has taken frames off the queue.
     pub(crate) drained: Notify,
-    /// Set (and the queue's writer woken) when the peer has closed its sending half: the
-    /// writer ends once its queue is empty.
-    pub(crate) eof: AtomicBool,
 }
 
 impl Link {
@@ -62,20 +59,15 @@ impl Link {
     pub(crate) fn session(&self) -> Option<SessionId> {
         Some(self.session.load(Relaxed)).filter(|s| *s != 0)
     }
-
-    pub(crate) fn eof(&self) -> bool {
-        self.eof.load(Relaxed)
-    }
 }
 
 /// How a connection's reading or writing ended.
 #[derive(Debug)]
 pub(crate) enum End {
-    /// The peer closed its half, and everything queued before was written.
-    PeerClosed,
     /// Nothing read for the connection's idle limit.
     Idle,
-    /// A queued `Close` was reached and written.
+    /// A queued `Close` was reached and written: the core's, or the one the reader queued
+    /// behind the replies it owed at the peer's end of stream or its bad input.
     Closed,
     /// A four-letter word, to answer before closing.
     FourLetterWord(FourLetterWord),

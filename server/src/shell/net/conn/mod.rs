@@ -9,10 +9,12 @@
 //! and it always unregisters itself on the way out.
 //!
 //! Rules enforced here rather than in the core, because they are about the stream:
-//! * a frame length outside `0..=jute.maxbuffer` closes the connection with no reply
-//!   (docs/protocol.md §1.3);
+//! * a frame length outside `0..=jute.maxbuffer` closes the connection with no reply to it
+//!   (docs/protocol.md §1.3), after the replies owed to the requests before it, shutting the
+//!   write side and dropping what the peer still sends for a while ([`reader`], [`frames`]);
 //! * a four-letter word is recognized only as the first four bytes, answered as raw text, and the
-//!   connection closed (docs/protocol.md §14.1); the peer's half-close does not stop the answer,
+//!   connection closed (docs/protocol.md §14.1); with a data directory the answer waits until
+//!   what it shows is on disk (`Shared::durable_view`); the peer's half-close does not stop the answer,
 //!   but a peer that does not take it within [`HANDSHAKE_IDLE`] of no progress, or
 //!   [`FOUR_LETTER_DEADLINE`] in all, is dropped, and shutdown never waits for it;
 //! * a connection silent for its session timeout (10 s before the handshake) is closed; the session
@@ -21,8 +23,10 @@
 //!   its pings read and keeps its session; requests are read only while fewer than
 //!   `MAX_QUEUED_FRAMES` (`net/limits.rs`) frames wait to be written to the connection, so a client
 //!   that floods requests without reading the replies stops being read, not served without bound;
-//! * the bytes waiting to be written to a connection are capped (`Config::outbound_limit`,
-//!   [`outbox`]): a connection that would pass the cap is closed;
+//! * the bytes waiting to be written to a connection (with a data directory, from the moment
+//!   they are routed, while they wait for the disk too) are capped (`Config::outbound_limit`,
+//!   [`outbox`]): the connection is not read while half the cap waits, and one that would pass
+//!   the cap all the same (other sessions' events) is closed;
 //! * a write that makes no progress for the session's timeout (10 s before the handshake) closes
 //!   the connection: a peer that stopped reading is dropped, as ZooKeeper's connection expirer
 //!   drops one that does no I/O for as long;
@@ -44,7 +48,7 @@ mod writer;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 
 use shepherd_protocol::{FrameCodec, Id};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -163,7 +167,6 @@ where
         stall_ms: AtomicU64::new(HANDSHAKE_IDLE.as_millis() as u64),
         session: AtomicI64::new(0),
         drained: Notify::new(),
-        eof: AtomicBool::new(false),
     };
     let ended = tokio::select! {
         biased;
@@ -174,21 +177,38 @@ where
     let end = match ended {
         Ok(end) => end,
         Err(error) => {
-            // Oversized frames land here too: ZooKeeper closes without a reply, and so do we.
             tracing::debug!(%peer, %error, "connection closed");
             End::Closed
         }
     };
+    // After bad input the replies owed are written and the write side shut down; what the
+    // peer still sends is read and dropped a little longer (`frames.rs`), so that closing does
+    // not reset the stream under replies the peer has not read yet.
+    if matches!(end, End::Closed) && frames.draining() {
+        tokio::select! {
+            biased;
+            _ = conn.kill.cancelled() => {}
+            () = Box::pin(frames.drain()) => {}
+        }
+    }
     match end {
         End::FourLetterWord(word) => {
-            let text = admin::answer(shared, conn.member, word);
-            let answered = tokio::select! {
+            // Shown only once what it shows is on disk; never if the log failed.
+            let text = tokio::select! {
                 biased;
-                _ = conn.kill.cancelled() => Ok(false),
-                done = tokio::time::timeout(
-                    FOUR_LETTER_DEADLINE,
-                    writer::write_text(&mut write, text.as_bytes(), HANDSHAKE_IDLE),
-                ) => done.unwrap_or(Ok(false)),
+                _ = conn.kill.cancelled() => None,
+                text = Box::pin(shared.durable_view(admin::answer(shared, conn.member, word))) => text,
+            };
+            let answered = match text {
+                None => Ok(false),
+                Some(text) => tokio::select! {
+                    biased;
+                    _ = conn.kill.cancelled() => Ok(false),
+                    done = tokio::time::timeout(
+                        FOUR_LETTER_DEADLINE,
+                        writer::write_text(&mut write, text.as_bytes(), HANDSHAKE_IDLE),
+                    ) => done.unwrap_or(Ok(false)),
+                },
             };
             if !matches!(answered, Ok(true)) {
                 tracing::debug!(%peer, "four-letter word's answer not taken; dropped");
@@ -212,7 +232,7 @@ where
             tracing::info!(%peer, "closing a connection whose writes made no progress");
         }
         End::Idle => tracing::debug!(%peer, "closing idle connection"),
-        End::PeerClosed | End::Closed => {}
+        End::Closed => {}
     }
     drop((frames, write));
     shared.unregister(id);

@@ -2,10 +2,12 @@
 //! metered in bytes, and the two ways a connection is dropped without waiting for its queue.
 //!
 //! Invariants:
-//! * the bytes queued for one connection and not yet written never exceed its limit: the frame
-//!   that would cross it is not queued, and the connection is killed instead (ZooKeeper closes a
-//!   connection it cannot write to; this closes one that has stopped taking what it asked for
-//!   before it holds the server's memory hostage);
+//! * the bytes queued for one connection (or held for the disk) and not yet written never
+//!   exceed its limit: the frame that would cross it is not queued, and the connection is
+//!   killed instead (ZooKeeper closes a connection it cannot write to; this closes one that has
+//!   stopped taking what it asked for before it holds the server's memory hostage). Its reader
+//!   stops at half the limit ([`Meter::half_full`]), so only what it cannot hold back (events
+//!   of other sessions' writes, one request's replies) ever reaches the limit;
 //! * a close that owes the peer nothing (a session expired or taken over by another connection,
 //!   a frame that could not be read) kills the connection at once, even in the middle of a
 //!   write, rather than queue behind what the peer is not reading. A close that follows a frame
@@ -16,7 +18,9 @@
 //!   connection costs the queue's few words, not a channel's block of slots.
 //!
 //! The router calls [`Outbox::push`] under the core lock: it never blocks and never allocates
-//! beyond the queue's own growth.
+//! beyond the queue's own growth. With a data directory it calls [`Outbox::charge`] when a
+//! message is routed and [`Outbox::push_charged`] when the durability gate lets it go, so the
+//! limit also bounds what waits for the disk (`durable/gate.rs`).
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -78,6 +82,13 @@ impl Meter {
         self.bytes.load(Relaxed)
     }
 
+    /// Whether half the limit or more is charged (queued, being written, or, with a data
+    /// directory, waiting for the disk): the connection's requests are not read meanwhile, so
+    /// that a client pipelining large reads is slowed, not closed at the limit.
+    pub(crate) fn half_full(&self) -> bool {
+        self.bytes.load(Relaxed) >= self.limit / 2
+    }
+
     /// Whether the connection was killed for crossing its limit.
     pub(crate) fn overflowed(&self) -> bool {
         self.overflowed.load(Relaxed)
@@ -90,7 +101,7 @@ pub(crate) fn wire_len(payload_len: usize) -> usize {
 }
 
 /// What a queued frame of `payload_len` counts against the limit.
-fn charge(payload_len: usize) -> usize {
+fn cost(payload_len: usize) -> usize {
     wire_len(payload_len).saturating_add(FRAME_OVERHEAD)
 }
 
@@ -150,11 +161,6 @@ impl Queue {
     pub(crate) async fn ready(&self) {
         self.ready.notified().await;
     }
-
-    /// Wakes the writer to look again (the peer's end of stream).
-    pub(crate) fn wake(&self) {
-        self.ready.notify_one();
-    }
 }
 
 /// The sending side of one connection's queue, held by the router.
@@ -186,27 +192,45 @@ impl Outbox {
     /// later one: the connection is going). A queued frame counts in `stats.queued`. Never
     /// blocks.
     pub(crate) fn push(&self, message: Outbound, stats: &ConnStats) {
+        if self.charge(&message, stats) {
+            self.push_charged(message);
+        }
+    }
+
+    /// Counts `message` against the limit and in `stats.queued` before it is queued: with a
+    /// data directory a frame is charged when it is routed, while it may still wait for the
+    /// disk, so that what waits counts as much as what is queued. False, and the connection
+    /// killed, when a frame would take the count past the limit; false also once the
+    /// connection is going. Anything but a frame is free.
+    pub(crate) fn charge(&self, message: &Outbound, stats: &ConnStats) -> bool {
+        if self.kill.is_cancelled() {
+            return false;
+        }
+        let Outbound::Frame(payload) = message else {
+            return true;
+        };
+        let meter = &self.queue.meter;
+        let len = cost(payload.len());
+        let before = meter.bytes.fetch_add(len, Relaxed);
+        if before.saturating_add(len) > meter.limit {
+            meter.bytes.fetch_sub(len, Relaxed);
+            meter.overflowed.store(true, Relaxed);
+            self.kill.cancel();
+            return false;
+        }
+        stats.queued.fetch_add(1, Relaxed);
+        true
+    }
+
+    /// Queues a message already [charged](Outbox::charge), or kills the connection for an
+    /// [`Outbound::Abort`]. Never blocks.
+    pub(crate) fn push_charged(&self, message: Outbound) {
         if self.kill.is_cancelled() {
             return;
         }
-        let meter = &self.queue.meter;
-        match &message {
-            Outbound::Frame(payload) => {
-                let len = charge(payload.len());
-                let before = meter.bytes.fetch_add(len, Relaxed);
-                if before.saturating_add(len) > meter.limit {
-                    meter.bytes.fetch_sub(len, Relaxed);
-                    meter.overflowed.store(true, Relaxed);
-                    self.kill.cancel();
-                    return;
-                }
-                stats.queued.fetch_add(1, Relaxed);
-            }
-            Outbound::Abort => {
-                self.kill.cancel();
-                return;
-            }
-            Outbound::Close | Outbound::Delay(_) => {}
+        if let Outbound::Abort = message {
+            self.kill.cancel();
+            return;
         }
         let was_empty = {
             let mut messages = self.queue.messages.lock();
@@ -295,7 +319,7 @@ mod tests {
         let held: usize = batch
             .iter()
             .map(|m| match m {
-                Outbound::Frame(p) => charge(p.len()),
+                Outbound::Frame(p) => cost(p.len()),
                 _ => 0,
             })
             .sum();

@@ -7,14 +7,18 @@
 //! the outbound limit has room for), which spares the lock, the log hand-over and the gate a
 //! turn per request; test controls (faults, frozen sessions) take the one-at-a-time path, so
 //! that each request is checked against them. Reading pauses (and the idle timer with it) while
-//! the session is frozen or while [`MAX_QUEUED_FRAMES`] frames wait to be written, and goes on
-//! while a write is pending otherwise. Cancellation: the task drops this future when the
+//! the session is frozen, while [`MAX_QUEUED_FRAMES`] frames wait to be written, or while half
+//! the connection's outbound limit is charged (queued, or held for the disk: a burst stops
+//! within itself there, and its rest is applied, in order, once the connection catches up), and
+//! goes on while a write is pending otherwise. Cancellation: the task drops this future when the
 //! connection ends; between two frames it holds no partial state.
 
+use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
+use bytes::BytesMut;
 use shepherd_protocol::{ConnectRequest, Frame, decode_from};
 use tokio::io::AsyncRead;
 use tokio::time::Instant;
@@ -24,11 +28,9 @@ use crate::shell::net::conn::frames::Frames;
 use crate::shell::net::conn::link::{Conn, End, Link, wait_thawed};
 use crate::shell::net::limits::{HANDSHAKE_IDLE, MAX_QUEUED_FRAMES};
 use crate::shell::state::backlog::MAX_HELD_BYTES;
+use crate::shell::state::outbound::Outbound;
 use crate::shell::state::stats::request_op;
 
-/// Reads and applies frames until the connection should end. On the peer's end of stream, or
-/// once a fault has closed the connection, it stops reading and never returns: the writer
-/// finishes what is queued.
 /// The most requests applied under one turn of the core lock: long enough to amortise the
 /// turn over a pipelined burst, short enough that other connections wait for the lock a few
 /// hundred microseconds at most.
@@ -42,6 +44,58 @@ fn count_frame(conn: &Conn, payload: &[u8]) {
         let op = i32::from_be_bytes([payload[4], payload[5], payload[6], payload[7]]);
         conn.stats.last_op.store(op as u32 as u64, Relaxed);
     }
+}
+
+/// Whether the connection is too far behind to read more of its requests: too many frames, or
+/// half its outbound limit in bytes, wait to be written (with a data directory, from the moment
+/// they are routed, while they wait for the disk too).
+fn backed_up(conn: &Conn) -> bool {
+    conn.stats.queued.load(Relaxed) >= MAX_QUEUED_FRAMES || conn.queue.meter().half_full()
+}
+
+/// Applies the requests of `burst` in order under one turn of the core lock, and stops after
+/// the one that backs the connection up ([`backed_up`]): the rest stay in `burst`, to be
+/// applied, in order, once the connection has caught up. Slowed, not closed: a pipelined burst
+/// of large reads would otherwise pass the outbound limit within one turn. The buffer is given
+/// back once empty, so an idle connection holds none.
+fn apply_burst(conn: &Conn, burst: &mut VecDeque<BytesMut>) {
+    let shared = &conn.shared;
+    shared.with_core(|core, router| {
+        let now = shared.clock.now();
+        while let Some(payload) = burst.pop_front() {
+            let started = std::time::Instant::now();
+            router.route(core.request(conn.id, &payload, now));
+            shared
+                .stats
+                .record_latency(request_op(&payload), started.elapsed().as_micros() as u64);
+            if backed_up(conn) {
+                break;
+            }
+        }
+    });
+    if burst.is_empty() {
+        *burst = VecDeque::new();
+    }
+}
+
+/// Reads and applies frames until the connection should end. On the peer's end of stream, or
+/// once a fault has closed the connection, it stops reading and never returns: the writer
+/// finishes what is queued.
+/// Whether a read error is the peer's bad input (a length outside the limit, the stream ending
+/// inside a frame), owed an orderly close, rather than the stream's own failure.
+fn refused(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof
+    )
+}
+
+/// Queues a `Close` behind everything routed to the connection so far, through the durability
+/// gate with a data directory: the writer writes what the requests already read are owed
+/// (once on disk), then shuts its side of the stream down.
+fn close_behind_replies(conn: &Conn) {
+    conn.shared
+        .with_core(|_, router| router.route_outbound([(conn.id, Outbound::Close)]));
 }
 
 pub(crate) async fn read_loop<R: AsyncRead + Unpin>(
@@ -65,6 +119,8 @@ pub(crate) async fn read_loop<R: AsyncRead + Unpin>(
     // A frame read while gathering a burst that could not join it (a four-letter word, a
     // broken frame): it is handled first on the next turn.
     let mut carried: Option<io::Result<Frame>> = None;
+    // Requests read in a burst and not yet applied: the connection backed up within it.
+    let mut rest = VecDeque::new();
     loop {
         // A held connection (frozen session, partitioned member) reads nothing until thawed.
         freeze.borrow_and_update();
@@ -89,13 +145,19 @@ pub(crate) async fn read_loop<R: AsyncRead + Unpin>(
         }
         // Too much waits to be written: read nothing more of this peer's until it takes some.
         // Its silence meanwhile is ours, so the idle timer starts again afterwards.
-        if stats.queued.load(Relaxed) >= MAX_QUEUED_FRAMES {
+        if backed_up(conn) {
             // Boxed: rare, and it would otherwise size every connection's task.
             let mut drained = Box::pin(link.drained.notified());
             drained.as_mut().enable();
-            if stats.queued.load(Relaxed) >= MAX_QUEUED_FRAMES {
+            if backed_up(conn) {
                 drained.await;
             }
+            idle_deadline = Instant::now() + idle;
+            continue;
+        }
+        // What a burst left when the connection backed up goes before anything read after it.
+        if !rest.is_empty() {
+            apply_burst(conn, &mut rest);
             idle_deadline = Instant::now() + idle;
             continue;
         }
@@ -114,14 +176,27 @@ pub(crate) async fn read_loop<R: AsyncRead + Unpin>(
                 frame = frames.next() => frame,
             },
         };
-        let Some(frame) = frame else {
-            link.eof.store(true, Relaxed);
-            conn.queue.wake();
-            return std::future::pending().await;
-        };
-        let payload = match frame? {
-            Frame::FourLetterWord(word) => return Ok(End::FourLetterWord(word)),
-            Frame::Payload(payload) => payload,
+        let payload = match frame {
+            // The peer closed its sending half: what was read is answered, then the stream
+            // is closed.
+            None => {
+                close_behind_replies(conn);
+                return std::future::pending().await;
+            }
+            Some(Ok(Frame::FourLetterWord(word))) => return Ok(End::FourLetterWord(word)),
+            Some(Ok(Frame::Payload(payload))) => payload,
+            // A length outside the limit, or the stream ending inside a frame: ZooKeeper
+            // answers nothing more, but what was read before is answered, and the stream shut
+            // down rather than reset, so those replies reach the peer.
+            Some(Err(error)) if refused(&error) => {
+                tracing::debug!(peer = %stats.peer, %error,
+                    "bad input: closing after the replies owed");
+                close_behind_replies(conn);
+                // Boxed: rare, and it would otherwise size every connection's task.
+                Box::pin(frames.drain()).await;
+                return std::future::pending().await;
+            }
+            Some(Err(error)) => return Err(error),
         };
         count_frame(conn, &payload);
         if connected && !shared.frozen.any() && !shared.faults.any() {
@@ -135,12 +210,12 @@ pub(crate) async fn read_loop<R: AsyncRead + Unpin>(
                 _ => MAX_BURST,
             };
             let most = burst.min(usize::try_from(room).unwrap_or(MAX_BURST)).max(1);
-            let mut burst = vec![payload];
-            while burst.len() < most {
+            rest.push_back(payload);
+            while rest.len() < most {
                 match frames.buffered() {
                     Some(Ok(Frame::Payload(next))) => {
                         count_frame(conn, &next);
-                        burst.push(next);
+                        rest.push_back(next);
                     }
                     Some(other) => {
                         carried = Some(other);
@@ -149,16 +224,7 @@ pub(crate) async fn read_loop<R: AsyncRead + Unpin>(
                     None => break,
                 }
             }
-            shared.with_core(|core, router| {
-                let now = shared.clock.now();
-                for payload in &burst {
-                    let started = std::time::Instant::now();
-                    router.route(core.request(id, payload, now));
-                    shared
-                        .stats
-                        .record_latency(request_op(payload), started.elapsed().as_micros() as u64);
-                }
-            });
+            apply_burst(conn, &mut rest);
             idle_deadline = Instant::now() + idle;
             continue;
         }

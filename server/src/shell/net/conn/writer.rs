@@ -20,8 +20,8 @@ use crate::shell::net::conn::link::{Conn, End, Link, wait_thawed};
 use crate::shell::net::conn::outbox::{FRAME_OVERHEAD, Taken, wire_len};
 use crate::shell::state::outbound::Outbound;
 
-/// Writes what is queued until a `Close`, the peer's end of stream with nothing left queued,
-/// or a stall. Between bursts it holds no buffer: the batch is dropped whenever the queue is
+/// Writes what is queued until a `Close` (the reader queues one behind what it owed at the
+/// peer's end of stream) or a stall. Between bursts it holds no buffer: the batch is dropped whenever the queue is
 /// found empty, and the bytes on their way out live in the (boxed) writing of one burst only,
 /// so the connection's task is not sized for the deepest write while it sleeps.
 pub(crate) async fn write_loop<W: AsyncWrite + Unpin>(
@@ -38,7 +38,6 @@ pub(crate) async fn write_loop<W: AsyncWrite + Unpin>(
                 Taken::Some => break,
                 // The router dropped the queue: the connection is being forgotten.
                 Taken::Closed => return Ok(End::Closed),
-                Taken::Empty if link.eof() => return Ok(End::PeerClosed),
                 Taken::Empty => {}
             }
             // Idle: give the buffers back before sleeping.

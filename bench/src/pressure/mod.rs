@@ -1,0 +1,203 @@
+//! `shepherd-bench pressure`: how far a server's memory grows while one client pipelines large
+//! requests at it, the measure behind docs/bench/pressure.md. Meant to run with the server's
+//! fsyncs slowed (`bench/scripts/pressure.sh` runs it under `strace`'s delay injection), so that
+//! what the server holds for its disk shows in its resident set.
+//!
+//! Two bursts on one session: `--writes` pipelined `setData` of `--size` bytes to one node, then
+//! `--reads` pipelined `getData` of that node. For each, the server's resident set before the
+//! burst and its peak during it (`/proc/PID/status`), the peak from `VmHWM` after resetting it
+//! through `/proc/PID/clear_refs` where the kernel allows, and from sampling `VmRSS` every
+//! [`SAMPLE_EVERY`] in any case (the larger of the two is reported, and which one).
+//!
+//! Invariants: every request of a burst is sent before any reply is awaited (they are all in
+//! flight at once, as a pipelining client has them), and a burst counts only once every reply
+//! came back successful: a server that drops or fails requests does not measure as frugal.
+
+mod memory;
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use futures_util::future::try_join_all;
+use shepherd_client::{Client, CreateOptions};
+
+use crate::error::{Error, Result};
+use memory::Peak;
+
+/// How often the sampler reads the server's `VmRSS` during a burst.
+pub const SAMPLE_EVERY: Duration = Duration::from_millis(2);
+
+/// The options of `shepherd-bench pressure`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct PressureArgs {
+    /// The server under test (`host:port`).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub connect: String,
+    /// Its process id, whose resident set is read.
+    #[arg(long = "server-pid", value_name = "PID")]
+    pub server_pid: u32,
+    /// Pipelined setData calls in the write burst.
+    #[arg(long, default_value_t = 150)]
+    pub writes: usize,
+    /// Pipelined getData calls in the read burst.
+    #[arg(long, default_value_t = 300)]
+    pub reads: usize,
+    /// The node's data, in bytes (ZooKeeper's jute.maxbuffer must allow it with a header).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub size: usize,
+    /// The server's name in the output (default: --connect).
+    #[arg(long)]
+    pub label: Option<String>,
+}
+
+/// One burst's figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Burst {
+    /// `set` or `get`.
+    pub what: &'static str,
+    /// Requests pipelined.
+    pub count: usize,
+    /// The server's resident set before the burst, in bytes.
+    pub rss_before: u64,
+    /// Its peak during the burst, in bytes.
+    pub rss_peak: u64,
+    /// Where the peak came from: `hwm` (the kernel's high-water mark) or `sampled`.
+    pub source: &'static str,
+    /// From the first request sent to the last reply.
+    pub elapsed: Duration,
+}
+
+impl Burst {
+    /// How far the resident set grew, in MiB.
+    pub fn growth_mib(&self) -> f64 {
+        (self.rss_peak.saturating_sub(self.rss_before)) as f64 / f64::from(1 << 20)
+    }
+}
+
+/// The CSV header of [`csv_row`].
+pub const CSV_HEADER: &str =
+    "server,burst,count,size,rss_before,rss_peak,growth_mib,source,seconds";
+
+/// A burst as one CSV row.
+pub fn csv_row(server: &str, size: usize, burst: &Burst) -> String {
+    format!(
+        "{server},{},{},{size},{},{},{:.1},{},{:.3}",
+        burst.what,
+        burst.count,
+        burst.rss_before,
+        burst.rss_peak,
+        burst.growth_mib(),
+        burst.source,
+        burst.elapsed.as_secs_f64()
+    )
+}
+
+/// Runs the benchmark and prints a CSV header and one row per burst.
+pub fn main(args: &PressureArgs) -> ExitCode {
+    let runtime = match shepherd_cli::runtime::start(shepherd_cli::runtime::Threads::Workers(None))
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("pressure: cannot start the client runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(execute(args)) {
+        Ok(bursts) => {
+            let label = args.label.as_deref().unwrap_or(&args.connect);
+            println!("{CSV_HEADER}");
+            for burst in &bursts {
+                println!("{}", csv_row(label, args.size, burst));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("pressure: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The two bursts against `args.connect`.
+///
+/// # Errors
+/// A connection, a request or a reading of the server's memory that failed.
+pub async fn execute(args: &PressureArgs) -> Result<Vec<Burst>> {
+    let client = Client::builder()
+        .session_timeout(Duration::from_secs(30))
+        .connect(&args.connect)
+        .await
+        .map_err(|source| Error::Client {
+            what: format!("cannot connect to {}", args.connect),
+            source,
+        })?;
+    let path = format!("/pressure-{}", std::process::id());
+    let data = vec![b'p'; args.size];
+    client
+        .create(&path, &data, &CreateOptions::persistent())
+        .await
+        .map_err(|source| Error::Client {
+            what: format!("cannot create {path}"),
+            source,
+        })?;
+    let pid = args.server_pid;
+    let set = burst("set", args.writes, pid, || async {
+        try_join_all((0..args.writes).map(|_| client.set_data(&path, &data, None))).await
+    })
+    .await?;
+    let get = burst("get", args.reads, pid, || async {
+        try_join_all((0..args.reads).map(|_| client.get_data(&path))).await
+    })
+    .await?;
+    // The node is the benchmark's own; a failure to remove it changes no figure.
+    let _ = client.delete(&path, None).await;
+    Ok(vec![set, get])
+}
+
+/// Measures one burst: `run` sends its requests and awaits every reply.
+async fn burst<F, Fut, T>(what: &'static str, count: usize, pid: u32, run: F) -> Result<Burst>
+where
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = std::result::Result<T, shepherd_client::Error>>,
+{
+    let peak = Peak::start(pid, SAMPLE_EVERY)?;
+    let started = Instant::now();
+    let done = run().await;
+    let elapsed = started.elapsed();
+    let (rss_before, rss_peak, source) = peak.finish()?;
+    done.map_err(|source| Error::Client {
+        what: format!("{what} burst of {count}"),
+        source,
+    })?;
+    Ok(Burst {
+        what,
+        count,
+        rss_before,
+        rss_peak,
+        source,
+        elapsed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_reads_as_one_csv_row() {
+        let burst = Burst {
+            what: "get",
+            count: 300,
+            rss_before: 10 << 20,
+            rss_peak: 42 << 20,
+            source: "hwm",
+            elapsed: Duration::from_millis(1500),
+        };
+        assert_eq!(burst.growth_mib(), 32.0);
+        assert_eq!(
+            csv_row("shepherd", 1_000_000, &burst),
+            "shepherd,get,300,1000000,10485760,44040192,32.0,hwm,1.500"
+        );
+        assert_eq!(CSV_HEADER.split(',').count(), 9);
+    }
+}
