@@ -46,7 +46,8 @@ shepherd() {
   local label=$1 binary=$2 run=$3
   # shellcheck disable=SC2086 # $wrap is a command line, split on purpose.
   start_shepherd "$label" "$binary" $wrap
-  "$bench" pressure --connect "$addr" --server-pid "$server_pid" --label "$label" |
+  # A failed burst is a row too (its error column says why); the runs go on.
+  { "$bench" pressure --connect "$addr" --server-pid "$server_pid" --label "$label" || true; } |
     tail -n +2 | sed "s/^/$run,/" | tee -a "$out"
   stop_shepherd
 }
@@ -58,7 +59,7 @@ zookeeper() {
   started=$(ZK_WRAP=$wrap "$here/zk.sh" start "$dir/zk" yes)
   port=$(awk '{print $2}' <<<"$started")
   pid=$(awk '{print $4}' <<<"$started")
-  "$bench" pressure --connect "127.0.0.1:$port" --server-pid "$pid" --label zookeeper-3.8 |
+  { "$bench" pressure --connect "127.0.0.1:$port" --server-pid "$pid" --label zookeeper-3.8 || true; } |
     tail -n +2 | sed "s/^/$run,/" | tee -a "$out"
   "$here/zk.sh" stop "$dir/zk"
 }
@@ -122,7 +123,7 @@ PY
   exit 0
 fi
 
-echo "run,server,burst,count,size,rss_before,rss_peak,growth_mib,source,seconds" | tee "$out"
+echo "run,server,burst,count,size,rss_before,rss_peak,growth_mib,source,seconds,error" | tee "$out"
 for ((run = 1; run <= runs; run++)); do
   zookeeper "$run"
   [[ -z $before ]] || shepherd shepherd-before "$before" "$run"
@@ -136,7 +137,8 @@ import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 keys = sorted({(r["server"], r["burst"]) for r in rows})
 for server, burst in keys:
-    growth = [float(r["growth_mib"]) for r in rows if (r["server"], r["burst"]) == (server, burst)]
-    runs = " ".join(f"{g:.1f}" for g in growth)
+    mine = [r for r in rows if (r["server"], r["burst"]) == (server, burst)]
+    growth = [float(r["growth_mib"]) for r in mine]
+    runs = " ".join(f"{float(r['growth_mib']):.1f}" + ("(failed)" if r["error"] else "") for r in mine)
     print(f"{server:16} {burst:4} median {statistics.median(growth):7.1f}   runs: {runs}")
 PY

@@ -10,8 +10,9 @@
 //! [`SAMPLE_EVERY`] in any case (the larger of the two is reported, and which one).
 //!
 //! Invariants: every request of a burst is sent before any reply is awaited (they are all in
-//! flight at once, as a pipelining client has them), and a burst counts only once every reply
-//! came back successful: a server that drops or fails requests does not measure as frugal.
+//! flight at once, as a pipelining client has them), and a burst whose replies did not all come
+//! back successful says so in its row (`error`), so that a server that drops requests or closes
+//! the connection does not pass for frugal; the benchmark then stops, and exits non-zero.
 
 mod memory;
 
@@ -65,6 +66,8 @@ pub struct Burst {
     pub source: &'static str,
     /// From the first request sent to the last reply.
     pub elapsed: Duration,
+    /// Why not every reply came back successful, if not.
+    pub error: Option<String>,
 }
 
 impl Burst {
@@ -76,23 +79,26 @@ impl Burst {
 
 /// The CSV header of [`csv_row`].
 pub const CSV_HEADER: &str =
-    "server,burst,count,size,rss_before,rss_peak,growth_mib,source,seconds";
+    "server,burst,count,size,rss_before,rss_peak,growth_mib,source,seconds,error";
 
 /// A burst as one CSV row.
 pub fn csv_row(server: &str, size: usize, burst: &Burst) -> String {
     format!(
-        "{server},{},{},{size},{},{},{:.1},{},{:.3}",
+        "{server},{},{},{size},{},{},{:.1},{},{:.3},{}",
         burst.what,
         burst.count,
         burst.rss_before,
         burst.rss_peak,
         burst.growth_mib(),
         burst.source,
-        burst.elapsed.as_secs_f64()
+        burst.elapsed.as_secs_f64(),
+        // Kept to one CSV field.
+        burst.error.as_deref().unwrap_or("").replace([',', '\n'], ";")
     )
 }
 
-/// Runs the benchmark and prints a CSV header and one row per burst.
+/// Runs the benchmark and prints a CSV header and one row per burst measured; fails if a burst
+/// failed (its row printed first).
 pub fn main(args: &PressureArgs) -> ExitCode {
     let runtime = match shepherd_cli::runtime::start(shepherd_cli::runtime::Threads::Workers(None))
     {
@@ -109,7 +115,11 @@ pub fn main(args: &PressureArgs) -> ExitCode {
             for burst in &bursts {
                 println!("{}", csv_row(label, args.size, burst));
             }
-            ExitCode::SUCCESS
+            if bursts.iter().any(|b| b.error.is_some()) {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
         }
         Err(error) => {
             eprintln!("pressure: {error}");
@@ -118,10 +128,10 @@ pub fn main(args: &PressureArgs) -> ExitCode {
     }
 }
 
-/// The two bursts against `args.connect`.
+/// The two bursts against `args.connect`; the second only if the first succeeded.
 ///
 /// # Errors
-/// A connection, a request or a reading of the server's memory that failed.
+/// The connection or the node's creation failed, or a reading of the server's memory.
 pub async fn execute(args: &PressureArgs) -> Result<Vec<Burst>> {
     let client = Client::builder()
         .session_timeout(Duration::from_secs(30))
@@ -145,6 +155,9 @@ pub async fn execute(args: &PressureArgs) -> Result<Vec<Burst>> {
         try_join_all((0..args.writes).map(|_| client.set_data(&path, &data, None))).await
     })
     .await?;
+    if set.error.is_some() {
+        return Ok(vec![set]);
+    }
     let get = burst("get", args.reads, pid, || async {
         try_join_all((0..args.reads).map(|_| client.get_data(&path))).await
     })
@@ -165,10 +178,6 @@ where
     let done = run().await;
     let elapsed = started.elapsed();
     let (rss_before, rss_peak, source) = peak.finish()?;
-    done.map_err(|source| Error::Client {
-        what: format!("{what} burst of {count}"),
-        source,
-    })?;
     Ok(Burst {
         what,
         count,
@@ -176,6 +185,7 @@ where
         rss_peak,
         source,
         elapsed,
+        error: done.err().map(|error| error.to_string()),
     })
 }
 
@@ -192,12 +202,18 @@ mod tests {
             rss_peak: 42 << 20,
             source: "hwm",
             elapsed: Duration::from_millis(1500),
+            error: None,
         };
         assert_eq!(burst.growth_mib(), 32.0);
         assert_eq!(
             csv_row("shepherd", 1_000_000, &burst),
-            "shepherd,get,300,1000000,10485760,44040192,32.0,hwm,1.500"
+            "shepherd,get,300,1000000,10485760,44040192,32.0,hwm,1.500,"
         );
-        assert_eq!(CSV_HEADER.split(',').count(), 9);
+        assert_eq!(CSV_HEADER.split(',').count(), 10);
+        let lost = Burst {
+            error: Some("connection lost, reset".to_owned()),
+            ..burst
+        };
+        assert!(csv_row("s", 1, &lost).ends_with(",connection lost; reset"));
     }
 }
