@@ -7,12 +7,13 @@
 #   bench/scripts/pressure.sh [RUNS]
 #   bench/scripts/pressure.sh throughput [RUNS]
 #
-# Each run measures, in turn, ZooKeeper 3.8 (bench/scripts/zk.sh, forceSync=yes), Shepherd
-# "before" (the binary SHEPHERD_BEFORE, if set) and Shepherd "after" (SHEPHERD, default
-# target/release/shepherd), each on a fresh data directory with default settings; RUNS (default
-# 3) runs. Every row goes to OUT (default pressure.csv), then the medians are printed.
+# Each run measures, in turn, ZooKeeper 3.8 (bench/scripts/zk.sh, forceSync=yes), each earlier
+# Shepherd named in SHEPHERD_BEFORE (space-separated LABEL=BINARY pairs, or one BINARY, labelled
+# shepherd-before) and Shepherd "after" (SHEPHERD, default target/release/shepherd), each on a
+# fresh data directory with default settings; RUNS (default 3) runs. Every row goes to OUT
+# (default pressure.csv), then the medians are printed.
 # `throughput` instead measures what the backpressure costs when the disk keeps up: durable
-# write throughput of SHEPHERD_BEFORE and SHEPHERD, alternating, RUNS (default 3) runs each,
+# write throughput of SHEPHERD_BEFORE (one BINARY) and SHEPHERD, alternating, RUNS (default 3) runs each,
 # with no delay injected: `shepherd-bench load` closed loop at 1 session (W=256, 30 000 nodes)
 # and 64 sessions (W=64, 100 000 nodes), each run on a fresh `shepherd serve --data-dir`;
 # writes/s is (creates + sets + deletes) over their time together, as perf.sh computes it.
@@ -126,7 +127,10 @@ fi
 echo "run,server,burst,count,size,rss_before,rss_peak,growth_mib,source,seconds,error" | tee "$out"
 for ((run = 1; run <= runs; run++)); do
   zookeeper "$run"
-  [[ -z $before ]] || shepherd shepherd-before "$before" "$run"
+  for pair in $before; do
+    [[ $pair == *=* ]] || pair=shepherd-before=$pair
+    shepherd "${pair%%=*}" "${pair#*=}" "$run"
+  done
   shepherd shepherd "$shepherd" "$run"
 done
 

@@ -4,7 +4,9 @@
 //! what the server holds for its disk shows in its resident set.
 //!
 //! Two bursts on one session: `--writes` pipelined `setData` of `--size` bytes to one node, then
-//! `--reads` pipelined `getData` of that node. For each, the server's resident set before the
+//! one more `setData` followed by `--reads` pipelined `getData` of that node: the write puts every
+//! read behind the disk (no reply may leave before what it saw is durable), so a durable server
+//! holds the reads' replies for one whole fsync, as a client reading its own writes makes it. For each, the server's resident set before the
 //! burst and its peak during it (`/proc/PID/status`), the peak from `VmHWM` after resetting it
 //! through `/proc/PID/clear_refs` where the kernel allows, and from sampling `VmRSS` every
 //! [`SAMPLE_EVERY`] in any case (the larger of the two is reported, and which one).
@@ -19,7 +21,7 @@ mod memory;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use futures_util::future::try_join_all;
+use futures_util::future::{try_join, try_join_all};
 use shepherd_client::{Client, CreateOptions};
 
 use crate::error::{Error, Result};
@@ -159,7 +161,12 @@ pub async fn execute(args: &PressureArgs) -> Result<Vec<Burst>> {
         return Ok(vec![set]);
     }
     let get = burst("get", args.reads, pid, || async {
-        try_join_all((0..args.reads).map(|_| client.get_data(&path))).await
+        // `try_join` polls the write first, so it is sent before the reads.
+        try_join(
+            client.set_data(&path, &data, None),
+            try_join_all((0..args.reads).map(|_| client.get_data(&path))),
+        )
+        .await
     })
     .await?;
     // The node is the benchmark's own; a failure to remove it changes no figure.
