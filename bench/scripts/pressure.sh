@@ -33,6 +33,7 @@ wrap="strace -f -qq -o /dev/null --seccomp-bpf -e trace=fdatasync,fsync -e injec
 dir=$(mktemp -d "${TMPDIR:-/tmp}/pressure.XXXXXX")
 server_pid=
 wrapper_pid=
+serve_args=
 trap 'stop_shepherd; rm -rf "$dir"' EXIT
 
 stop_shepherd() {
@@ -71,7 +72,8 @@ start_shepherd() {
   local label=$1 binary=$2 line i
   shift 2
   rm -rf "$dir/data" "$dir/serve.out"
-  "$@" "$binary" serve --port 0 --data-dir "$dir/data" >"$dir/serve.out" 2>>"$dir/serve.log" &
+  # shellcheck disable=SC2086 # $serve_args is a list of options, split on purpose.
+  "$@" "$binary" serve --port 0 --data-dir "$dir/data" $serve_args >"$dir/serve.out" 2>>"$dir/serve.log" &
   wrapper_pid=$!
   for ((i = 0; i < 600; i++)); do
     line=$(grep -m1 '^shepherd listening on ' "$dir/serve.out" || true)
@@ -88,6 +90,9 @@ if [[ ${1:-} == throughput ]]; then
   runs=${2:-3}
   [[ -n $before ]] || { echo "pressure.sh: throughput needs SHEPHERD_BEFORE" >&2; exit 2; }
   out=${OUT:-throughput.csv}
+  # 64 sessions from one address: past the default maxClientCnxns (60), as perf.sh allows them.
+  echo maxClientCnxns=0 >"$dir/throughput.cfg"
+  serve_args="--config $dir/throughput.cfg"
   rm -f "$out"
   for ((run = 1; run <= runs; run++)); do
     for side in before after; do
