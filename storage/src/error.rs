@@ -95,6 +95,28 @@ pub enum StorageError {
         /// Its length.
         len: u64,
     },
+    /// The logs skip transactions: after zxid `after` (the snapshot's, or the entry before) the
+    /// next logged one in the same epoch is `found`, not the one after it. A log file is missing
+    /// or a snapshot does not belong to these logs; replaying past the gap would serve a tree
+    /// without the missing writes, so recovery stops and leaves every file as it was.
+    #[error(
+        "transaction log {} does not follow zxid {after:#x}: its next transaction is {found:#x} \
+         (at offset {offset}), so the transactions between are missing; nothing was changed on \
+         disk. A log file was removed, or a snapshot was copied in from another server; restore \
+         the missing file, or `shepherd datadir repair DIR --truncate-after {after:#x}` to keep \
+         only what precedes the gap",
+        path.display()
+    )]
+    LogGap {
+        /// The zxid the gap follows.
+        after: i64,
+        /// The first zxid after the gap.
+        found: i64,
+        /// The log file holding `found`.
+        path: PathBuf,
+        /// The offset just after the entry `found`.
+        offset: u64,
+    },
     /// The sink refused a logged transaction.
     #[error("replaying the transaction at zxid {zxid:#x}: {source}")]
     Replay {

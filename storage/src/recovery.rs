@@ -7,7 +7,9 @@
 //! the bad one. Then every logged transaction after the snapshot's zxid, in order. A torn tail
 //! of the last log file (a partial record followed only by zeros) is cut, logged as a warning;
 //! any other damage is an error, since cutting it could silently drop acknowledged writes: a
-//! damaged file with later files after it, or a damaged record with data after it.
+//! damaged file with later files after it, or a damaged record with data after it. So are logs
+//! that skip transactions after the snapshot or between files (a missing file, a snapshot from
+//! elsewhere): replaying past a gap would serve a tree without the writes in it.
 //!
 //! Invariants: the sink sees sessions, ACLs and nodes only from one snapshot, then exactly one
 //! `snapshot_done`, then transactions in strictly increasing zxid order; a directory without
@@ -104,6 +106,7 @@ impl fmt::Display for RecoveryReport {
 /// [`StorageError::NoValidSnapshot`] when snapshot files exist and none is usable;
 /// [`StorageError::CorruptLog`] for a damaged log file with later files after it;
 /// [`StorageError::DamagedLog`] for a damaged last log file that is not a torn write;
+/// [`StorageError::LogGap`] when the logs skip transactions after the snapshot or a file;
 /// [`StorageError::Replay`] when the sink refuses a transaction; [`StorageError::Io`] for
 /// directories or files that cannot be read, or a tail that cannot be cut.
 pub fn recover<S: RecoverySink>(
@@ -156,6 +159,18 @@ pub fn recover<S: RecoverySink>(
     for entry in reader.by_ref() {
         let entry = entry.map_err(at(dir.log_dir()))?;
         let zxid = entry.header.zxid;
+        if skips(report.last_zxid, zxid) {
+            let (path, offset) = reader.entry_end().map_or_else(
+                || (dir.log_dir().to_path_buf(), 0),
+                |(path, offset)| (path.to_path_buf(), offset),
+            );
+            return Err(StorageError::LogGap {
+                after: report.last_zxid,
+                found: zxid,
+                path,
+                offset,
+            });
+        }
         sink.txn(&entry).map_err(|e| StorageError::Replay {
             zxid,
             source: Box::new(e),
@@ -170,6 +185,14 @@ pub fn recover<S: RecoverySink>(
         report.tail_cut = Some(tail.clone());
     }
     Ok((sink, report))
+}
+
+/// Whether `next` leaves out transactions after `last`: in one epoch (the high 32 bits) every
+/// transaction takes the next counter, so a larger step means missing entries. A new epoch
+/// starts its counter again, and a directory without a snapshot starts wherever its logs do
+/// (`last` 0), so neither is a gap.
+fn skips(last: i64, next: i64) -> bool {
+    last != 0 && last >> 32 == next >> 32 && next != last + 1
 }
 
 /// Whether recovery may cut the logs where they stopped: only a torn write in the last file.

@@ -203,3 +203,68 @@ fn check_reports_the_damage_and_repair_keeps_a_copy_of_what_it_cuts() {
     drop(data);
     assert!(inspect(dir.path(), None).unwrap().recovers());
 }
+
+/// Logs 1..=30 in three files (rolled at 11 and 21); no snapshot.
+fn three_logs() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let data = DataDir::open(dir.path(), None).unwrap();
+    let mut log = data.txn_log(PREALLOC);
+    for entry in &sample_entries(1, 30) {
+        if matches!(entry.header.zxid, 11 | 21) {
+            log.roll().unwrap();
+        }
+        log.append(entry).unwrap();
+        log.commit(false).unwrap();
+    }
+    dir
+}
+
+/// Recovery refuses with `LogGap` after `after`, next `found`, and nothing on disk changed.
+fn assert_gap_refused_unchanged(dir: &Path, after: i64, found: i64) {
+    let before = snapshot_of(dir);
+    let data = DataDir::open(dir, None).unwrap();
+    match recover(&data, Recorder::default) {
+        Err(error @ StorageError::LogGap { .. }) => {
+            let message = error.to_string();
+            let StorageError::LogGap {
+                after: a, found: f, ..
+            } = error
+            else {
+                unreachable!()
+            };
+            assert_eq!((a, f), (after, found), "{message}");
+            assert!(message.contains(&log_name(found)), "{message}");
+        }
+        Ok((_, report)) => panic!("expected LogGap, recovered: {report}"),
+        Err(other) => panic!("expected LogGap, got {other}"),
+    }
+    drop(data);
+    assert_eq!(snapshot_of(dir), before, "files changed");
+}
+
+#[test]
+fn a_missing_middle_log_file_is_refused_and_the_files_are_unchanged() {
+    let dir = three_logs();
+    let data = DataDir::open(dir.path(), None).unwrap();
+    fs::remove_file(data.log_dir().join(log_name(11))).unwrap();
+    drop(data);
+    assert_gap_refused_unchanged(dir.path(), 10, 21);
+}
+
+#[test]
+fn a_snapshot_its_logs_do_not_follow_is_refused_and_the_files_are_unchanged() {
+    // The first file gone and a snapshot at 5 (as if copied from another server's directory):
+    // the logs resume at 11, so transactions 6..=10 are missing.
+    let dir = three_logs();
+    let data = DataDir::open(dir.path(), None).unwrap();
+    fs::remove_file(data.log_dir().join(log_name(1))).unwrap();
+    super::snapshot::write_snapshot(data.snap_dir(), 5, &super::snapshot::sample_nodes());
+    drop(data);
+    assert_gap_refused_unchanged(dir.path(), 5, 11);
+    // Without a snapshot, the logs alone recover wherever they start (ZooKeeper's own
+    // directories from before their first snapshot are read so).
+    let data = DataDir::open(dir.path(), None).unwrap();
+    fs::remove_file(data.snap_dir().join("snapshot.5")).unwrap();
+    let (sink, _) = recover(&data, Recorder::default).unwrap();
+    assert_eq!(sink.txns.len(), 20);
+}
