@@ -95,7 +95,11 @@ pub fn csv_row(server: &str, size: usize, burst: &Burst) -> String {
         burst.source,
         burst.elapsed.as_secs_f64(),
         // Kept to one CSV field.
-        burst.error.as_deref().unwrap_or("").replace([',', '\n'], ";")
+        burst
+            .error
+            .as_deref()
+            .unwrap_or("")
+            .replace([',', '\n'], ";")
     )
 }
 
