@@ -5,14 +5,15 @@ use std::time::Duration;
 use shepherd_client::{
     Acl, Client, CreateMode, CreateOptions, Error, ErrorCode, Id, ReadResult, WriteResult, perms,
 };
-use shepherd_testkit::{connect, servers, within};
+use shepherd_testkit::on_both_servers;
+use shepherd_testkit::{connect, within};
 
 mod common;
 use common::{root, session_with_root};
 
-#[tokio::test]
-async fn create_in_every_mode() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test]
+    async fn create_in_every_mode(server) {
         let (zk, root) = session_with_root(&server, "create").await;
 
         let (path, stat) = zk
@@ -98,9 +99,9 @@ async fn create_in_every_mode() {
     }
 }
 
-#[tokio::test]
-async fn exists_get_set_delete() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test]
+    async fn exists_get_set_delete(server) {
         let (zk, root) = session_with_root(&server, "crud").await;
         let node = format!("{root}/n");
 
@@ -145,9 +146,9 @@ async fn exists_get_set_delete() {
     }
 }
 
-#[tokio::test]
-async fn children_counts_ephemerals_sync() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test]
+    async fn children_counts_ephemerals_sync(server) {
         let (zk, root) = session_with_root(&server, "children").await;
         for name in ["a", "b", "c"] {
             zk.create(&format!("{root}/{name}"), b"", &CreateOptions::persistent())
@@ -178,9 +179,9 @@ async fn children_counts_ephemerals_sync() {
     }
 }
 
-#[tokio::test]
-async fn acls_auth_and_who_am_i() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test]
+    async fn acls_auth_and_who_am_i(server) {
         let alice = Client::builder()
             .digest("alice:secret")
             .connect(&server.connect)
@@ -246,9 +247,9 @@ async fn acls_auth_and_who_am_i() {
     }
 }
 
-#[tokio::test]
-async fn multi_and_multi_read() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test]
+    async fn multi_and_multi_read(server) {
         let (zk, root) = session_with_root(&server, "multi").await;
         let (a, b) = (format!("{root}/a"), format!("{root}/b"));
         let results = zk
@@ -312,9 +313,9 @@ async fn multi_and_multi_read() {
     }
 }
 
-#[tokio::test]
-async fn chroot_prefixes_and_strips() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test]
+    async fn chroot_prefixes_and_strips(server) {
         let plain = connect(&server.connect).await;
         let root = root(&plain, "chroot").await;
         let zk = connect(&format!("{}{root}", server.connect)).await;

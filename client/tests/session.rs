@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use futures_util::future::join_all;
 use shepherd_client::{Client, CreateOptions, Error, EventType, SessionState};
-use shepherd_testkit::{Proxy, connect, servers, take_over_and_close, unique, wait_state, within};
+use shepherd_testkit::on_both_servers;
+use shepherd_testkit::{Proxy, connect, take_over_and_close, unique, wait_state, within};
 
 async fn via(proxy: &Proxy, timeout_ms: u64) -> Client {
     Client::builder()
@@ -17,9 +18,9 @@ async fn via(proxy: &Proxy, timeout_ms: u64) -> Client {
         .expect("connect through the proxy")
 }
 
-#[tokio::test]
-async fn session_resumes_after_a_dropped_connection() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test]
+    async fn session_resumes_after_a_dropped_connection(server) {
         let proxy = Proxy::start(&server.connect).await;
         let zk = via(&proxy, 10_000).await;
         let other = connect(&server.connect).await;
@@ -70,9 +71,9 @@ async fn session_resumes_after_a_dropped_connection() {
     }
 }
 
-#[tokio::test]
-async fn in_flight_requests_fail_with_connection_loss() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test]
+    async fn in_flight_requests_fail_with_connection_loss(server) {
         let proxy = Proxy::start(&server.connect).await;
         let zk = via(&proxy, 10_000).await;
         let mut status = zk.status_watch();
@@ -109,9 +110,9 @@ async fn in_flight_requests_fail_with_connection_loss() {
     }
 }
 
-#[tokio::test]
-async fn a_silent_connection_is_detected() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test]
+    async fn a_silent_connection_is_detected(server) {
         let proxy = Proxy::start(&server.connect).await;
         // The server grants at least 2 ticks (4 s): silence is noticed within about 2.7 s.
         let zk = via(&proxy, 4_000).await;
@@ -133,9 +134,9 @@ async fn a_silent_connection_is_detected() {
     }
 }
 
-#[tokio::test]
-async fn expiry_is_reported_and_final() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test]
+    async fn expiry_is_reported_and_final(server) {
         let proxy = Proxy::start(&server.connect).await;
         let zk = via(&proxy, 10_000).await;
         let mut status = zk.status_watch();
@@ -189,9 +190,9 @@ async fn expiry_is_reported_and_final() {
     }
 }
 
-#[tokio::test]
-async fn close_and_drop_end_the_session() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test]
+    async fn close_and_drop_end_the_session(server) {
         let observer = connect(&server.connect).await;
         let root = unique("close");
         observer
@@ -236,9 +237,9 @@ async fn close_and_drop_end_the_session() {
     }
 }
 
-#[tokio::test]
-async fn refused_credentials_end_the_session() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test]
+    async fn refused_credentials_end_the_session(server) {
         let zk = connect(&server.connect).await;
         let mut status = zk.status_watch();
         let err = zk.add_auth("no-such-scheme", b"x").await.unwrap_err();
@@ -248,9 +249,9 @@ async fn refused_credentials_end_the_session() {
     }
 }
 
-#[tokio::test]
-async fn pipelined_replies_match_their_requests() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test]
+    async fn pipelined_replies_match_their_requests(server) {
         let zk = connect(&server.connect).await;
         let root = unique("pipeline");
         zk.create(&root, b"", &CreateOptions::persistent())
@@ -310,11 +311,11 @@ async fn pipelined_replies_match_their_requests() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn load_five_clients_a_thousand_requests_each() {
-    const CLIENTS: usize = 5;
-    const REQUESTS: usize = 1000;
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn load_five_clients_a_thousand_requests_each(server) {
+        const CLIENTS: usize = 5;
+        const REQUESTS: usize = 1000;
         let root = unique("load");
         let admin = connect(&server.connect).await;
         admin

@@ -2,14 +2,15 @@
 
 use futures_util::{FutureExt, StreamExt};
 use shepherd_client::{AddWatchMode, CreateOptions, Error, EventType, WatcherType};
-use shepherd_testkit::{connect, servers, within};
+use shepherd_testkit::on_both_servers;
+use shepherd_testkit::{connect, within};
 
 mod common;
 use common::session_with_root;
 
-#[tokio::test]
-async fn one_shot_watches_fire_once_with_the_right_type() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test]
+    async fn one_shot_watches_fire_once_with_the_right_type(server) {
         let (zk, root) = session_with_root(&server, "oneshot").await;
         let other = connect(&server.connect).await;
         let node = format!("{root}/n");
@@ -64,9 +65,9 @@ async fn one_shot_watches_fire_once_with_the_right_type() {
     }
 }
 
-#[tokio::test]
-async fn events_precede_the_reply_that_reveals_the_change() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test]
+    async fn events_precede_the_reply_that_reveals_the_change(server) {
         let (zk, root) = session_with_root(&server, "order").await;
         let other = connect(&server.connect).await;
 
@@ -97,9 +98,9 @@ async fn events_precede_the_reply_that_reveals_the_change() {
     }
 }
 
-#[tokio::test]
-async fn persistent_and_recursive_watches() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test]
+    async fn persistent_and_recursive_watches(server) {
         let (zk, root) = session_with_root(&server, "persistent").await;
         let other = connect(&server.connect).await;
         let node = format!("{root}/p");
@@ -158,9 +159,9 @@ async fn persistent_and_recursive_watches() {
     }
 }
 
-#[tokio::test]
-async fn remove_watches_resolves_local_watchers() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test]
+    async fn remove_watches_resolves_local_watchers(server) {
         let (zk, root) = session_with_root(&server, "remove").await;
         let (_, _, data) = zk.get_data_w(&root).await.unwrap();
         let (_, _, children) = zk.get_children_w(&root).await.unwrap();
@@ -191,9 +192,9 @@ async fn remove_watches_resolves_local_watchers() {
     }
 }
 
-#[tokio::test]
-async fn watchers_end_with_the_session() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test]
+    async fn watchers_end_with_the_session(server) {
         let (zk, root) = session_with_root(&server, "end").await;
         let (_, missing) = zk.exists_w(&format!("{root}/never")).await.unwrap();
         let mut stream = zk.add_watch(&root, AddWatchMode::Persistent).await.unwrap();

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use shepherd_recipes::WaitStrategy::{Herd, Predecessor};
 use shepherd_recipes::{Guard, Lock, LockKind, SharedLock};
-use shepherd_testkit::{children, connect, servers, unique, wait_children, within};
+use shepherd_testkit::on_both_servers;
+use shepherd_testkit::{TestServer, children, connect, unique, wait_children, within};
 
 const CLIENTS: usize = 3;
 const TASKS: usize = 3;
@@ -62,10 +63,10 @@ async fn hammer(connect_to: &str, path: &str, kind: LockKind) -> usize {
     done.load(Ordering::SeqCst)
 }
 
-/// Hammers each of `kinds` (each on a folder of its own) on every server.
-async fn run(name: &str, kinds: &[LockKind]) {
+/// Hammers each of `kinds` (each on a folder of its own) on `server`.
+async fn run(server: &TestServer, name: &str, kinds: &[LockKind]) {
     for &kind in kinds {
-        for server in servers().await {
+        {
             let path = unique(name);
             let n = hammer(&server.connect, &path, kind).await;
             assert_eq!(n, CLIENTS * TASKS * ROUNDS);
@@ -83,58 +84,74 @@ async fn run(name: &str, kinds: &[LockKind]) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ephemeral_lock_excludes() {
-    run("excl-ephemeral", &[LockKind::Ephemeral]).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ephemeral_lock_excludes(server) {
+        run(&server, "excl-ephemeral", &[LockKind::Ephemeral]).await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sequential_lock_excludes_both_strategies() {
-    let kinds = [
-        LockKind::Sequential(Herd),
-        LockKind::Sequential(Predecessor),
-    ];
-    run("excl-seq", &kinds).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sequential_lock_excludes_both_strategies(server) {
+        let kinds = [
+            LockKind::Sequential(Herd),
+            LockKind::Sequential(Predecessor),
+        ];
+        run(&server, "excl-seq", &kinds).await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn write_lock_excludes() {
-    run("excl-writelock", &[LockKind::WriteLock]).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn write_lock_excludes(server) {
+        run(&server, "excl-writelock", &[LockKind::WriteLock]).await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shared_lock_writers_exclude() {
-    let kinds = [
-        LockKind::SharedWrite(Herd),
-        LockKind::SharedWrite(Predecessor),
-    ];
-    run("excl-shared", &kinds).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn shared_lock_writers_exclude(server) {
+        let kinds = [
+            LockKind::SharedWrite(Herd),
+            LockKind::SharedWrite(Predecessor),
+        ];
+        run(&server, "excl-shared", &kinds).await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn curator_mutex_excludes() {
-    run("excl-mutex", &[LockKind::Mutex]).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn curator_mutex_excludes(server) {
+        run(&server, "excl-mutex", &[LockKind::Mutex]).await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn semaphore_mutex_excludes() {
-    run("excl-semaphore", &[LockKind::SemaphoreMutex]).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn semaphore_mutex_excludes(server) {
+        run(&server, "excl-semaphore", &[LockKind::SemaphoreMutex]).await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn read_write_lock_writers_exclude() {
-    run("excl-rw", &[LockKind::RwWrite]).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn read_write_lock_writers_exclude(server) {
+        run(&server, "excl-rw", &[LockKind::RwWrite]).await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn multi_lock_excludes() {
-    run("excl-multi", &[LockKind::MultiLock]).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn multi_lock_excludes(server) {
+        run(&server, "excl-multi", &[LockKind::MultiLock]).await;
+    }
 }
 
-/// Readers may overlap each other, never a writer.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shared_lock_readers_share_writers_exclude() {
-    for server in servers().await {
+on_both_servers! {
+    /// Readers may overlap each other, never a writer.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn shared_lock_readers_share_writers_exclude(server) {
         for strategy in [Herd, Predecessor] {
             let path = unique("rw-mix");
             let readers = Arc::new(AtomicUsize::new(0));

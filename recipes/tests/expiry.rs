@@ -11,13 +11,14 @@ use std::time::Duration;
 use shepherd_client::Error as ZkError;
 use shepherd_recipes::{AnyGuard, Error, Guard, Lock, LockKind, LockStats, LostReason};
 use shepherd_testkit::locks::take;
-use shepherd_testkit::{Proxy, connect, ephemerals, servers, unique, within};
+use shepherd_testkit::on_both_servers;
+use shepherd_testkit::{Proxy, connect, ephemerals, unique, within};
 
 const FREE: Duration = Duration::from_secs(5);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn expiry_while_waiting_fails_and_leaves_no_node() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn expiry_while_waiting_fails_and_leaves_no_node(server) {
         let holder = connect(&server.connect).await;
         let proxy = Proxy::start(&server.connect).await;
         let waiter = connect(proxy.addr()).await;
@@ -91,9 +92,9 @@ async fn expiry_while_waiting_fails_and_leaves_no_node() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn expiry_while_holding_fires_lost_for_every_type() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn expiry_while_holding_fires_lost_for_every_type(server) {
         let proxy = Proxy::start(&server.connect).await;
         let client = connect(proxy.addr()).await;
         let base = unique("expire-holding");

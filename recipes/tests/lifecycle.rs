@@ -7,7 +7,8 @@ use shepherd_recipes::{
     EphemeralLock, Error, Guard, Lock, MultiLock, Mutex, ReadWriteLock, SemaphoreMutex,
     SequentialLock, SharedLock, WriteLock,
 };
-use shepherd_testkit::{TestServer, children, connect, servers, unique, wait_children, within};
+use shepherd_testkit::on_both_servers;
+use shepherd_testkit::{TestServer, children, connect, unique, wait_children, within};
 
 const SHORT: Duration = Duration::from_millis(300);
 
@@ -31,9 +32,9 @@ async fn assert_refused(lock: &impl Lock) {
     assert!(zero.is_none(), "{path}: granted with a zero timeout");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn timeouts_leave_no_node() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn timeouts_leave_no_node(server) {
         let (a, b) = two_sessions(&server).await;
 
         let path = unique("to-eph");
@@ -102,11 +103,11 @@ async fn timeouts_leave_no_node() {
     }
 }
 
-/// Dropping an acquire future, while it waits or while its create is in flight, leaves no
-/// node once the background cleanup ran.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cancelled_acquisitions_leave_no_node() {
-    for server in servers().await {
+on_both_servers! {
+    /// Dropping an acquire future, while it waits or while its create is in flight, leaves no
+    /// node once the background cleanup ran.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn cancelled_acquisitions_leave_no_node(server) {
         let (a, b) = two_sessions(&server).await;
         let path = unique("cancel");
         let held = Mutex::new(&a, &path).acquire().await.unwrap();
@@ -156,9 +157,9 @@ async fn cancelled_acquisitions_leave_no_node() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn mutex_is_reentrant_per_owner() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn mutex_is_reentrant_per_owner(server) {
         let (a, b) = two_sessions(&server).await;
         let path = unique("reentrant");
         let mutex = Mutex::new(&a, &path);
@@ -187,9 +188,9 @@ async fn mutex_is_reentrant_per_owner() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn read_write_lock_reentrancy_downgrade_no_upgrade() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn read_write_lock_reentrancy_downgrade_no_upgrade(server) {
         let (a, b) = two_sessions(&server).await;
         let path = unique("rwlock");
         let mine = ReadWriteLock::new(&a, &path);

@@ -11,13 +11,14 @@ use shepherd_recipes::{
     ReadWriteLock, SemaphoreMutex, SequentialLock, SharedLock, WriteLock,
 };
 use shepherd_testkit::locks::take;
+use shepherd_testkit::on_both_servers;
 use shepherd_testkit::{
-    CutAfter, Proxy, children, connect, connect_with, expire_by_take_over, servers, unique, within,
+    CutAfter, Proxy, children, connect, connect_with, expire_by_take_over, unique, within,
 };
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn expiry_while_holding_fires_lost() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn expiry_while_holding_fires_lost(server) {
         let proxy = Proxy::start(&server.connect).await;
         let client = connect(proxy.addr()).await;
         let path = unique("expire");
@@ -49,9 +50,9 @@ async fn expiry_while_holding_fires_lost() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deleted_lock_node_fails_guarded_writes() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn deleted_lock_node_fails_guarded_writes(server) {
         let (client, admin) = (
             connect(&server.connect).await,
             connect(&server.connect).await,
@@ -132,9 +133,9 @@ async fn deleted_lock_node_fails_guarded_writes() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn disconnected_past_session_timeout_fires_lost() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn disconnected_past_session_timeout_fires_lost(server) {
         let proxy = Proxy::start(&server.connect).await;
         // ZooKeeper's minimum (two ticks of 2 s) is what we get.
         let client = connect_with(proxy.addr(), Duration::from_secs(4)).await;
@@ -157,12 +158,12 @@ async fn disconnected_past_session_timeout_fires_lost() {
     }
 }
 
-/// Cuts the connection right after the lock node's create reached the server, for every lock
-/// type: the lock is still acquired exactly once, with no orphan; then the same for the
-/// release's delete.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn connection_loss_during_create_and_delete_leaves_no_orphan() {
-    for server in servers().await {
+on_both_servers! {
+    /// Cuts the connection right after the lock node's create reached the server, for every lock
+    /// type: the lock is still acquired exactly once, with no orphan; then the same for the
+    /// release's delete.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn connection_loss_during_create_and_delete_leaves_no_orphan(server) {
         let admin = connect(&server.connect).await;
         let proxy = Proxy::start(&server.connect).await;
         let client = connect(proxy.addr()).await;

@@ -102,14 +102,12 @@ async fn the_mutex_over_tls_and_sasl_on_the_embedded_server() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs SHEPHERD_REAL_ZK_TLS and SHEPHERD_SECURE_DIR (.ci/real-zk-secure.sh)"]
 async fn the_mutex_on_secured_real_zookeeper() {
-    let Some(addr) = std::env::var("SHEPHERD_REAL_ZK_TLS")
+    let addr = std::env::var("SHEPHERD_REAL_ZK_TLS")
         .ok()
         .filter(|a| !a.is_empty())
-    else {
-        eprintln!("SHEPHERD_REAL_ZK_TLS is not set: skipping the real ZooKeeper case");
-        return;
-    };
+        .expect("SHEPHERD_REAL_ZK_TLS is not set: run this case under .ci/real-zk-secure.sh");
     let dir = PathBuf::from(std::env::var("SHEPHERD_SECURE_DIR").expect("SHEPHERD_SECURE_DIR"));
     let read = |name: &str| std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     let (ca, cert, key) = (read("ca.pem"), read("client.pem"), read("client-key.pem"));

@@ -10,16 +10,17 @@ use std::task::Poll;
 use shepherd_client::Client;
 use shepherd_recipes::{Guard, Lock, LockKind, LockStats, WaitStrategy};
 use shepherd_testkit::locks::{spawn_take, take};
-use shepherd_testkit::{connect, servers, settle, unique, wait_children, within};
+use shepherd_testkit::on_both_servers;
+use shepherd_testkit::{connect, settle, unique, wait_children, within};
 use tokio::task::JoinHandle;
 
-/// The shared-lock recipe: R1 R2 granted together; W3 waits for both; R4 waits for W3 (a
-/// lower write); W3 granted once R1 and R2 are gone; R4 once W3 is gone. Wake-ups are counted exactly:
-/// with the herd strategy every change wakes both waiters, with the predecessor strategy
-/// (and Curator's lock) only the release a waiter depends on wakes it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn read_write_locks_follow_seed_003() {
-    for server in servers().await {
+on_both_servers! {
+    /// The shared-lock recipe: R1 R2 granted together; W3 waits for both; R4 waits for W3 (a
+    /// lower write); W3 granted once R1 and R2 are gone; R4 once W3 is gone. Wake-ups are counted exactly:
+    /// with the herd strategy every change wakes both waiters, with the predecessor strategy
+    /// (and Curator's lock) only the release a waiter depends on wakes it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn read_write_locks_follow_seed_003(server) {
         for (read, write) in [
             (
                 LockKind::SharedRead(WaitStrategy::Herd),
@@ -152,11 +153,11 @@ const EXCLUSIVE: [LockKind; 9] = [
 
 const WAITERS: u64 = 5;
 
-/// One holder, five waiters on five clients, then one release: the herd variants wake all
-/// five, the predecessor variants exactly one (every exclusive lock type).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn herd_wakes_everyone_predecessor_wakes_one() {
-    for server in servers().await {
+on_both_servers! {
+    /// One holder, five waiters on five clients, then one release: the herd variants wake all
+    /// five, the predecessor variants exactly one (every exclusive lock type).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn herd_wakes_everyone_predecessor_wakes_one(server) {
         for kind in EXCLUSIVE.into_iter().chain([LockKind::MultiLock]) {
             let dir = unique("wake");
             let holder_client = connect(&server.connect).await;

@@ -60,8 +60,8 @@ pub use proxy::{CutAfter, Proxy};
 pub use requests::{create, exists, get_data, set_data};
 pub use serve_child::{listening_addr, spawn_serve};
 pub use servers::{
-    TestServer, all_words_server, embedded, embedded_builder, real_zookeeper, secured_embedded,
-    servers,
+    TestServer, all_words_server, embedded, embedded_builder, real_zookeeper,
+    real_zookeeper_server, secured_embedded, servers,
 };
 pub use tls_front::TlsFront;
 pub use wait::{Hang, WAIT, bounded, try_within, wait_state, within};

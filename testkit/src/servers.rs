@@ -95,8 +95,69 @@ pub async fn secured_embedded(pki: &TestPki) -> (ServerHandle, String) {
     (server, secure)
 }
 
+/// Real ZooKeeper as a [`TestServer`], for a test that was asked to run there
+/// ([`on_both_servers!`](crate::on_both_servers)'s `on_real_zookeeper`).
+///
+/// # Panics
+/// When `SHEPHERD_REAL_ZK` is not set: such a test is ignored unless asked for, and asked for
+/// without a server it must fail, never pass having run nothing.
+pub fn real_zookeeper_server() -> TestServer {
+    let connect = real_zookeeper().expect(
+        "SHEPHERD_REAL_ZK is not set: this test runs on a real ZooKeeper \
+         (`source .ci/real-zk.sh` starts one and sets it); without one, run it not at all \
+         (leave out --ignored and --include-ignored)",
+    );
+    TestServer {
+        name: "zookeeper",
+        connect,
+        embedded: None,
+    }
+}
+
+/// One test body as two tests: `NAME::on_shepherd`, on a fresh embedded server
+/// ([`embedded`](crate::embedded)), and `NAME::on_real_zookeeper`, on the real ZooKeeper
+/// `SHEPHERD_REAL_ZK` names ([`real_zookeeper_server`](crate::real_zookeeper_server)).
+///
+/// The second is `#[ignore]`d, so that a machine without ZooKeeper reports it as ignored rather
+/// than as passed; CI, which starts one, runs it with `--ignored on_real_zookeeper`. The body
+/// sees the server under the name given in place of the argument; the attributes (the test
+/// attribute first) apply to both.
+///
+/// ```ignore
+/// on_both_servers! {
+///     #[tokio::test]
+///     async fn create_in_every_mode(server) {
+///         let zk = connect(&server.connect).await;
+///     }
+/// }
+/// ```
+#[macro_export]
+macro_rules! on_both_servers {
+    ($(#[$attr:meta])* async fn $name:ident($server:ident) $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            $(#[$attr])*
+            async fn on_shepherd() {
+                let $server = $crate::embedded().await;
+                $body
+            }
+
+            $(#[$attr])*
+            #[ignore = "needs SHEPHERD_REAL_ZK=host:port (source .ci/real-zk.sh)"]
+            async fn on_real_zookeeper() {
+                let $server = $crate::real_zookeeper_server();
+                $body
+            }
+        }
+    };
+}
+
 /// Every server a test body runs against: a fresh embedded Shepherd server first, then real
-/// ZooKeeper if `SHEPHERD_REAL_ZK` is set (a note on stderr says so when it is not).
+/// ZooKeeper if `SHEPHERD_REAL_ZK` is set (a note on stderr says so when it is not). Prefer
+/// [`on_both_servers!`](crate::on_both_servers), which reports the second as ignored when it
+/// cannot run.
 pub async fn servers() -> Vec<TestServer> {
     let mut out = vec![embedded().await];
     match real_zookeeper() {

@@ -1,13 +1,14 @@
 //! `getacl`, `setacl`, `addauth`, and `--auth` giving a command's session a credential.
 
 use shepherd_client::CreateOptions;
-use shepherd_testkit::{connect, servers, unique};
+use shepherd_testkit::on_both_servers;
+use shepherd_testkit::{connect, unique};
 
 use crate::run;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn acls_print_set_and_need_the_credential_they_name() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn acls_print_set_and_need_the_credential_they_name(server) {
         let root = unique("cli-acl");
         let c = &server.connect;
         let client = connect(c).await;
@@ -73,9 +74,9 @@ async fn acls_print_set_and_need_the_credential_they_name() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn addauth_shows_the_sessions_identities() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn addauth_shows_the_sessions_identities(server) {
         let ran = run(&server.connect, &["addauth", "digest", "bob:pw"]).await;
         let lines: Vec<&str> = ran.ok().lines().collect();
         assert!(lines.contains(&"digest:bob"), "{}: {lines:?}", server.name);
@@ -93,9 +94,9 @@ async fn addauth_shows_the_sessions_identities() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unreadable_node_is_marked_and_counted_never_blanks_the_walk() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_unreadable_node_is_marked_and_counted_never_blanks_the_walk(server) {
         let root = unique("cli-partial");
         let c = &server.connect;
         let client = connect(c).await;

@@ -3,7 +3,8 @@
 //! note.
 
 use shepherd_client::{Acl, CreateMode, CreateOptions, Id, perms};
-use shepherd_testkit::{connect, servers, unique, within};
+use shepherd_testkit::on_both_servers;
+use shepherd_testkit::{connect, unique, within};
 
 use crate::{run, run_with_input};
 
@@ -13,9 +14,9 @@ fn lines(text: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dump_then_load_restores_the_tree() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn dump_then_load_restores_the_tree(server) {
         let root = unique("cli-dump");
         let c = &server.connect;
         let client = connect(c).await;
@@ -112,9 +113,9 @@ async fn dump_then_load_restores_the_tree() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_bad_dump_line_is_a_usage_error_naming_its_line() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_bad_dump_line_is_a_usage_error_naming_its_line(server) {
         let root = unique("cli-badload");
         let input = format!(
             "{{\"path\":\"{root}\",\"data\":\"\",\"encoding\":\"utf8\",\"stat\":{{\"czxid\":0,\"mzxid\":0,\"ctime\":0,\"mtime\":0,\"version\":0,\"cversion\":0,\"aversion\":0,\"ephemeralOwner\":0,\"dataLength\":0,\"numChildren\":0,\"pzxid\":0}},\"acl\":[],\"ephemeral\":false}}\nnot json\n"
@@ -126,13 +127,13 @@ async fn a_bad_dump_line_is_a_usage_error_naming_its_line() {
     }
 }
 
-/// A dump line's `kind` (container, TTL with its `ttl`) is created as such, and an ephemeral
-/// line becomes persistent with `--ephemerals persistent`. The kinds show by what the server
-/// does with them: the reaper (1 s here and on `.ci/real-zk.sh`'s ZooKeeper) removes the
-/// emptied container and the expired TTL node, and leaves the plain node beside them.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn load_creates_containers_ttl_nodes_and_ephemerals_as_asked() {
-    for server in servers().await {
+on_both_servers! {
+    /// A dump line's `kind` (container, TTL with its `ttl`) is created as such, and an ephemeral
+    /// line becomes persistent with `--ephemerals persistent`. The kinds show by what the server
+    /// does with them: the reaper (1 s here and on `.ci/real-zk.sh`'s ZooKeeper) removes the
+    /// emptied container and the expired TTL node, and leaves the plain node beside them.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn load_creates_containers_ttl_nodes_and_ephemerals_as_asked(server) {
         let root = unique("cli-kinds");
         let line = |path: &str, extra: &str, ephemeral: bool| {
             format!(

@@ -5,13 +5,14 @@
 use shepherd_client::{CreateMode, CreateOptions};
 use shepherd_recipes::{Guard, LockStats};
 use shepherd_testkit::locks::{LockKind, spawn_take, take};
-use shepherd_testkit::{connect, servers, unique, wait_children, within};
+use shepherd_testkit::on_both_servers;
+use shepherd_testkit::{connect, unique, wait_children, within};
 
 use crate::run;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn locks_show_holder_waiters_recipe_and_session() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn locks_show_holder_waiters_recipe_and_session(server) {
         let root = unique("cli-locks");
         let c = &server.connect;
         let stats = LockStats::new();
@@ -101,9 +102,9 @@ async fn locks_show_holder_waiters_recipe_and_session() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn no_locks_is_said_plainly() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn no_locks_is_said_plainly(server) {
         let root = unique("cli-nolocks");
         let client = connect(&server.connect).await;
         client

@@ -2,7 +2,8 @@
 //! for a missing node.
 
 use shepherd_client::CreateOptions;
-use shepherd_testkit::{connect, servers, unique};
+use shepherd_testkit::on_both_servers;
+use shepherd_testkit::{connect, unique};
 
 use crate::run;
 
@@ -26,9 +27,9 @@ async fn seed(connect_string: &str, root: &str) -> shepherd_client::Client {
     client
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ls_lists_sorted_children_and_json_carries_the_stat() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ls_lists_sorted_children_and_json_carries_the_stat(server) {
         let root = unique("cli-ls");
         let _client = seed(&server.connect, &root).await;
         let ran = run(&server.connect, &["ls", &root]).await;
@@ -42,9 +43,9 @@ async fn ls_lists_sorted_children_and_json_carries_the_stat() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tree_draws_the_subtree_in_order() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn tree_draws_the_subtree_in_order(server) {
         let root = unique("cli-tree");
         let _client = seed(&server.connect, &root).await;
         let ran = run(&server.connect, &["tree", &root]).await;
@@ -74,9 +75,9 @@ async fn tree_draws_the_subtree_in_order() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn get_and_stat_print_data_and_stat_and_fail_with_no_node() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn get_and_stat_print_data_and_stat_and_fail_with_no_node(server) {
         let root = unique("cli-get");
         let client = seed(&server.connect, &root).await;
         let (_, stat) = client.get_data(&root).await.expect("stat");
@@ -112,9 +113,9 @@ async fn get_and_stat_print_data_and_stat_and_fail_with_no_node() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_chroot_in_the_server_string_is_honoured() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_chroot_in_the_server_string_is_honoured(server) {
         let root = unique("cli-chroot");
         let _client = seed(&server.connect, &root).await;
         let chrooted = format!("{}{root}", server.connect);

@@ -1,12 +1,13 @@
 //! Exit codes for what the user got wrong (2) and for a ZooKeeper that is not there (1).
 
-use shepherd_testkit::{servers, unique};
+use shepherd_testkit::on_both_servers;
+use shepherd_testkit::unique;
 
 use crate::{run, shepherd};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bad_input_is_a_usage_error() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn bad_input_is_a_usage_error(server) {
         let c = &server.connect;
         for args in [
             &["setacl", "/", "world:anyone"][..],
@@ -56,9 +57,9 @@ async fn no_server_is_a_connection_loss() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn misleading_errors_get_a_hint_naming_the_cause() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn misleading_errors_get_a_hint_naming_the_cause(server) {
         let c = &server.connect;
         // A sequential create may end in '/': the server appends the number.
         let queue = unique("cli-queue");

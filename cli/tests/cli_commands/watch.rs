@@ -5,7 +5,8 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 
 use shepherd_client::CreateOptions;
-use shepherd_testkit::{connect, servers, unique, within};
+use shepherd_testkit::on_both_servers;
+use shepherd_testkit::{connect, unique, within};
 
 use crate::shepherd;
 
@@ -63,9 +64,9 @@ fn stop(mut child: Child) {
     child.wait().expect("reap watch");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn watch_prints_events_recursive_or_not() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn watch_prints_events_recursive_or_not(server) {
         let root = unique("cli-watch");
         let client = connect(&server.connect).await;
         let p = CreateOptions::persistent();

@@ -4,13 +4,14 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 
 use shepherd_client::CreateOptions;
-use shepherd_testkit::{connect, servers, unique, wait_children, within};
+use shepherd_testkit::on_both_servers;
+use shepherd_testkit::{connect, unique, wait_children, within};
 
 use crate::{run, shepherd};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn create_makes_every_mode() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn create_makes_every_mode(server) {
         let root = unique("cli-create");
         let client = connect(&server.connect).await;
         let c = &server.connect;
@@ -77,9 +78,9 @@ async fn create_makes_every_mode() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_ephemeral_held_lives_until_the_command_is_stopped() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_ephemeral_held_lives_until_the_command_is_stopped(server) {
         let root = unique("cli-hold");
         let client = connect(&server.connect).await;
         client
@@ -126,9 +127,9 @@ async fn an_ephemeral_held_lives_until_the_command_is_stopped() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn set_checks_the_version_and_delete_removes_subtrees() {
-    for server in servers().await {
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn set_checks_the_version_and_delete_removes_subtrees(server) {
         let root = unique("cli-set");
         let client = connect(&server.connect).await;
         let c = &server.connect;

@@ -7,8 +7,8 @@
 //! 3.8 ensemble of three JVMs when `SHEPHERD_REAL_ENSEMBLE_MEMBERS` names one
 //! (`bash .ci/real-zk-ensemble.sh cargo test -p shepherd-recipes --test failover`, or
 //! `.ci/failover.sh`); there, stopping a member is `kill -9` on its JVM, and one case kills
-//! the leader. The real runs take turns on the one ensemble and print a note and pass when
-//! none is named.
+//! the leader. The real runs take turns on the one ensemble; they are ignored unless asked
+//! for (`--ignored`), and fail when asked for with no ensemble named.
 
 mod cases;
 mod fence;
@@ -60,42 +60,50 @@ async fn shepherd_partition_past_timeout_fires_lost() {
     e.shutdown().await;
 }
 
-/// The real ensemble, or `None` (the test passes with a note).
-async fn real() -> Option<TestEnsemble> {
-    TestEnsemble::real().await
+/// The real ensemble; these cases are ignored unless asked for (`.ci/failover.sh` asks), and
+/// asked for without one they fail saying so.
+async fn real() -> TestEnsemble {
+    TestEnsemble::real()
+        .await
+        .expect("SHEPHERD_REAL_ENSEMBLE_MEMBERS is not set: run these cases with .ci/failover.sh")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs SHEPHERD_REAL_ENSEMBLE_MEMBERS (.ci/failover.sh starts a real ensemble)"]
 async fn zookeeper_follower_killed_mid_hold() {
-    let Some(e) = real().await else { return };
+    let e = real().await;
     let victim = e.follower().await;
     cases::stop_mid_hold(&e, victim).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs SHEPHERD_REAL_ENSEMBLE_MEMBERS (.ci/failover.sh starts a real ensemble)"]
 async fn zookeeper_leader_killed_mid_hold() {
-    let Some(e) = real().await else { return };
+    let e = real().await;
     let victim = e.leader().await;
     cases::stop_mid_hold(&e, victim).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs SHEPHERD_REAL_ENSEMBLE_MEMBERS (.ci/failover.sh starts a real ensemble)"]
 async fn zookeeper_waiters_member_killed_mid_acquire() {
-    let Some(e) = real().await else { return };
+    let e = real().await;
     let victim = e.follower().await;
     cases::stop_mid_acquire(&e, victim).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs SHEPHERD_REAL_ENSEMBLE_MEMBERS (.ci/failover.sh starts a real ensemble)"]
 async fn zookeeper_partition_within_timeout_keeps_locks() {
-    let Some(e) = real().await else { return };
+    let e = real().await;
     let victim = e.follower().await;
     cases::partition_within_timeout(&e, victim).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs SHEPHERD_REAL_ENSEMBLE_MEMBERS (.ci/failover.sh starts a real ensemble)"]
 async fn zookeeper_partition_past_timeout_fires_lost() {
-    let Some(e) = real().await else { return };
+    let e = real().await;
     let victim = e.follower().await;
     cases::partition_past_timeout(&e, victim).await;
 }
