@@ -7,11 +7,11 @@
 
 use std::sync::Arc;
 
+use shepherd_client::Client;
 use shepherd_recipes::{AnyGuard, Guard, LostReason};
 use shepherd_server::core::Core;
 use shepherd_server::{Fault, ServerHandle};
 
-use crate::QUIET;
 use crate::checks::{Holders, all_clear, fired, fired_once, not_lost};
 use crate::contenders::{Task, connect, contender, expire_now, in_time, release, take};
 use crate::hits::{step_rule, waiting};
@@ -72,7 +72,7 @@ pub async fn holder_case(
                 server.wait_for(monitor_back),
             )
             .await?;
-            tokio::time::sleep(QUIET).await;
+            settled(server, &a, &b, row, &a_node).await?;
             quiet(&a_held, &b_task)?;
             if let Some(id) = monitor_rule {
                 fired_once(server, id, "A's guard monitor exists")?;
@@ -124,4 +124,31 @@ pub async fn holder_case(
         .map_err(|e| format!("B's acquire failed: {e}"))?;
     release(&holders, b_held, "B").await?;
     all_clear(server, row, &holders, &[a_sid, b_sid], [admin, a, b]).await
+}
+
+/// Whatever the reconnect set off has reached both clients, shown by events rather than by a
+/// wait: a `sync` round trip on each session returns only after every notification sent to it
+/// before, and B's watch still registered on A's node shows that B was not woken (a watch fires
+/// once, and is gone from the server when it does).
+async fn settled(
+    server: &ServerHandle,
+    a: &Client,
+    b: &Client,
+    row: &LockRow,
+    a_node: &str,
+) -> Result<(), String> {
+    for (who, client) in [("A", a), ("B", b)] {
+        in_time(
+            &format!("a round trip on {who}'s session"),
+            client.sync("/"),
+        )
+        .await?
+        .map_err(|e| format!("{who}'s sync: {e}"))?;
+    }
+    let b_sid = b.session_id();
+    if server.inspect(|core| waiting(core, b_sid, row.waits_on, a_node)) {
+        Ok(())
+    } else {
+        Err("B's watch on A's node fired: B was woken while A held the lock".to_string())
+    }
 }

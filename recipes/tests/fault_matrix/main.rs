@@ -24,7 +24,7 @@
 //!   the lock (not wedged);
 //! * (d) `lost()`: fires (with the right reason) on expiry or deletion of the node while
 //!   holding, and does not fire after a mere reconnect (connection cut, or a lost reply, while
-//!   holding: checked after the monitor's watch is back and a quiet period), nor for the
+//!   holding: checked after the monitor's watch is back and a sync round trip on each session), nor for the
 //!   unfaulted holder.
 //!
 //! Faults: connection loss is `Fault::DropBeforeApply` on the step's request (while holding:
@@ -60,8 +60,6 @@ use crate::waiter::waiter_case;
 const WAIT: Duration = Duration::from_secs(10);
 /// The bound on a whole case (a backstop: every wait inside is bounded by [`WAIT`]).
 const CASE_LIMIT: Duration = Duration::from_secs(40);
-/// How long a holder must stay quiet (no `lost()`, no second holder) after a reconnect.
-const QUIET: Duration = Duration::from_millis(300);
 /// How long the reply of a request hit by an "expiry" fault is held (the session is expired and
 /// the connection closed long before).
 const HELD_REPLY: Duration = Duration::from_secs(120);

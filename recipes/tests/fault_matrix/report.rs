@@ -7,8 +7,8 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use crate::WAIT;
 use crate::table::{FAULTS, KNOWN_BUGS, LockRow, STEPS, Shape};
-use crate::{QUIET, WAIT};
 
 /// A cell's verdict.
 #[derive(Debug, Clone)]
@@ -151,7 +151,8 @@ pub fn markdown(rows: &[LockRow], cells: &[Vec<Cell>], elapsed: Duration, partia
          * **hold**: A holds the row's kind, B (the exclusive kind) waits. Connection loss: \
          `close_connection(A)`; lost reply: the guard monitor's exists-with-watch is applied and its \
          reply lost; in both, once A has reconnected and its monitor watches its node again, and \
-         after a further {QUIET:?}, A's `lost()` must not have fired and B must still wait. Expiry: \
+         once a sync round trip on each session has brought in every notification sent before it, \
+         A's `lost()` must not have fired and B must still wait, its watch still set. Expiry: \
          `expire_session(A)`, node deleted: an admin client deletes A's node; `lost()` must fire with \
          `SessionExpired` / `NodeDeleted` and B then gets the lock.\n\
          * **delete**: A holds the row's kind, B waits; A's release's delete is faulted; the release \
