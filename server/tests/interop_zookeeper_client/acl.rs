@@ -2,10 +2,13 @@
 //! unknown auth scheme failing the session.
 
 use crate::*;
+use shepherd_testkit::on_both_servers;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn acl_get_and_set() {
-    everywhere("acl", acl_get_and_set_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn acl_get_and_set(server) {
+        everywhere(server, "acl", acl_get_and_set_on).await;
+    }
 }
 
 async fn acl_get_and_set_on(ctx: Ctx) {
@@ -147,9 +150,11 @@ async fn acl_get_and_set_on(ctx: Ctx) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn digest_auth_and_no_auth() {
-    everywhere("auth", digest_auth_and_no_auth_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn digest_auth_and_no_auth(server) {
+        everywhere(server, "auth", digest_auth_and_no_auth_on).await;
+    }
 }
 
 async fn digest_auth_and_no_auth_on(ctx: Ctx) {
@@ -285,9 +290,11 @@ async fn digest_auth_and_no_auth_on(ctx: Ctx) {
     wrong.delete(&s, None).await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unknown_auth_scheme_fails_the_session() {
-    everywhere("authfailed", unknown_auth_scheme_fails_the_session_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn unknown_auth_scheme_fails_the_session(server) {
+        everywhere(server, "authfailed", unknown_auth_scheme_fails_the_session_on).await;
+    }
 }
 
 async fn unknown_auth_scheme_fails_the_session_on(ctx: Ctx) {

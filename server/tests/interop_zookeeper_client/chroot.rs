@@ -1,10 +1,13 @@
 //! A chroot in the connect string, applied by the client to every path it sends and receives.
 
 use crate::*;
+use shepherd_testkit::on_both_servers;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn chroot_is_applied_by_the_client() {
-    everywhere("chroot", chroot_is_applied_by_the_client_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn chroot_is_applied_by_the_client(server) {
+        everywhere(server, "chroot", chroot_is_applied_by_the_client_on).await;
+    }
 }
 
 async fn chroot_is_applied_by_the_client_on(ctx: Ctx) {

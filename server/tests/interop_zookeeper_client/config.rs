@@ -1,10 +1,13 @@
 //! The configuration node and reconfig on a standalone server.
 
 use crate::*;
+use shepherd_testkit::on_both_servers;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn config_node_and_reconfig() {
-    everywhere("config", config_node_and_reconfig_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn config_node_and_reconfig(server) {
+        everywhere(server, "config", config_node_and_reconfig_on).await;
+    }
 }
 
 async fn config_node_and_reconfig_on(ctx: Ctx) {

@@ -2,10 +2,13 @@
 //! of containers and TTL nodes.
 
 use crate::*;
+use shepherd_testkit::on_both_servers;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn create_in_every_mode() {
-    everywhere("create", create_in_every_mode_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn create_in_every_mode(server) {
+        everywhere(server, "create", create_in_every_mode_on).await;
+    }
 }
 
 async fn create_in_every_mode_on(ctx: Ctx) {
@@ -282,13 +285,15 @@ async fn create_in_every_mode_on(ctx: Ctx) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn container_is_reaped_after_its_last_child_goes() {
-    everywhere(
-        "container",
-        container_is_reaped_after_its_last_child_goes_on,
-    )
-    .await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn container_is_reaped_after_its_last_child_goes(server) {
+        everywhere(server,
+            "container",
+            container_is_reaped_after_its_last_child_goes_on,
+        )
+        .await;
+    }
 }
 
 async fn container_is_reaped_after_its_last_child_goes_on(ctx: Ctx) {
@@ -324,9 +329,11 @@ async fn container_is_reaped_after_its_last_child_goes_on(ctx: Ctx) {
     assert_eq!((root.num_children, root.cversion), (0, 2));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ttl_node_expires() {
-    everywhere("ttl", ttl_node_expires_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ttl_node_expires(server) {
+        everywhere(server, "ttl", ttl_node_expires_on).await;
+    }
 }
 
 async fn ttl_node_expires_on(ctx: Ctx) {

@@ -1,10 +1,13 @@
 //! The lock recipe (multi with a check) as a user of the crate's recipes sees it.
 
 use crate::*;
+use shepherd_testkit::on_both_servers;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lock_recipe() {
-    everywhere("lock", lock_recipe_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn lock_recipe(server) {
+        everywhere(server, "lock", lock_recipe_on).await;
+    }
 }
 
 async fn lock_recipe_on(ctx: Ctx) {

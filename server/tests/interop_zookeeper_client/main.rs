@@ -1,12 +1,11 @@
 //! Interop tests through a client nobody on the team wrote: the `zookeeper-client` crate
 //! (kezhuw, 0.11) on tokio.
 //!
-//! Every test body is written once and runs against every server of
-//! [`shepherd_testkit::servers`]: the embedded Shepherd server always, plus real ZooKeeper when
-//! `SHEPHERD_REAL_ZK=host:port` is set (start one with `source .ci/real-zk.sh`). Each run works
-//! under its own unique root path, so runs never collide on a shared real server. A test body
-//! that fails on one server does not stop it from running on the others; the test then fails
-//! naming the servers where it failed.
+//! Every test body is written once and is two tests ([`shepherd_testkit::on_both_servers!`]):
+//! `NAME::on_shepherd` on the embedded Shepherd server, and `NAME::on_real_zookeeper` on the real
+//! ZooKeeper `SHEPHERD_REAL_ZK=host:port` names (start one with `source .ci/real-zk.sh`), ignored
+//! where there is none. Each run works under its own unique root path, so runs never collide on
+//! a shared real server.
 //!
 //! The reference is ZooKeeper 3.8 (`docs/protocol.md`; the § numbers below are its sections).
 //! Where the crate assumes 3.9 (§17), the assertions state the 3.8 truth as a user of the crate
@@ -37,7 +36,7 @@ mod watching;
 use std::future::Future;
 use std::time::Duration;
 
-use shepherd_testkit::{Proxy, TestServer, WAIT, panic_message, servers, unique, within};
+use shepherd_testkit::{Proxy, TestServer, WAIT, panic_message, unique, within};
 use zookeeper_client::{
     self as zk, Acl, Acls, AddWatchMode, AuthId, AuthUser, CheckWriteError, CreateMode,
     CreateOptions, EnsembleUpdate, Error, EventType, MultiReadResult, MultiWriteError,
@@ -123,42 +122,38 @@ impl Ctx {
     }
 }
 
-/// Runs `body` once per server, each in its own task so that a failure on one server does not
-/// hide the outcome on the others; fails naming every server where the body failed.
-async fn everywhere<F, Fut>(test: &str, body: F)
+/// Runs `body` on `server` in a task of its own (so that its panic is reported with the server's
+/// name), under a fresh root that is removed afterwards. Each test is two tests, one per server
+/// ([`on_both_servers!`]): the real ZooKeeper half is ignored where there is none.
+async fn everywhere<F, Fut>(server: TestServer, test: &str, body: F)
 where
     F: Fn(Ctx) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let mut failures = Vec::new();
-    for server in servers().await {
-        let root = unique(&format!("interop-{test}"));
-        eprintln!(
-            "--- {test} on {} ({}), root {root}",
-            server.name, server.connect
-        );
-        let admin = connect(&server.connect).await;
-        admin
-            .create(&root, b"", &PERSISTENT)
-            .await
-            .expect("create the run's root");
-        let ctx = Ctx {
-            connect: server.connect.clone(),
-            root: root.clone(),
-            server: server.clone(),
-        };
-        if let Err(error) = tokio::spawn(body(ctx)).await {
-            let message = panic_message(error);
-            eprintln!("--- {test} FAILED on {}: {message}", server.name);
-            failures.push(format!("{}: {message}", server.name));
-        }
-        // Best effort: leave nothing behind on a shared server.
-        admin.auth("digest", ALICE).await.ok();
-        let _ = tokio::time::timeout(WAIT, remove_tree(&admin, &root)).await;
-        drop(admin);
-        server.shutdown().await;
+    let root = unique(&format!("interop-{test}"));
+    eprintln!(
+        "--- {test} on {} ({}), root {root}",
+        server.name, server.connect
+    );
+    let admin = connect(&server.connect).await;
+    admin
+        .create(&root, b"", &PERSISTENT)
+        .await
+        .expect("create the run's root");
+    let ctx = Ctx {
+        connect: server.connect.clone(),
+        root: root.clone(),
+        server: server.clone(),
+    };
+    let outcome = tokio::spawn(body(ctx)).await;
+    // Best effort: leave nothing behind on a shared server.
+    admin.auth("digest", ALICE).await.ok();
+    let _ = tokio::time::timeout(WAIT, remove_tree(&admin, &root)).await;
+    drop(admin);
+    server.shutdown().await;
+    if let Err(error) = outcome {
+        panic!("{test} failed on {}: {}", server.name, panic_message(error));
     }
-    assert!(failures.is_empty(), "{test} failed on {failures:#?}");
 }
 
 async fn remove_tree(client: &zk::Client, root: &str) {

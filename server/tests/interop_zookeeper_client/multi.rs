@@ -2,10 +2,13 @@
 //! op by op.
 
 use crate::*;
+use shepherd_testkit::on_both_servers;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn multi_write_commits_all() {
-    everywhere("multi", multi_write_commits_all_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn multi_write_commits_all(server) {
+        everywhere(server, "multi", multi_write_commits_all_on).await;
+    }
 }
 
 async fn multi_write_commits_all_on(ctx: Ctx) {
@@ -126,9 +129,11 @@ async fn multi_write_commits_all_on(ctx: Ctx) {
     assert_eq!(now.version, 2);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn multi_write_fails_whole() {
-    everywhere("multifail", multi_write_fails_whole_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn multi_write_fails_whole(server) {
+        everywhere(server, "multifail", multi_write_fails_whole_on).await;
+    }
 }
 
 async fn multi_write_fails_whole_on(ctx: Ctx) {
@@ -245,9 +250,11 @@ async fn multi_write_fails_whole_on(ctx: Ctx) {
     assert_pending(&mut watch, "a watch on a node no multi touched");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn multi_read_reports_each_op() {
-    everywhere("multiread", multi_read_reports_each_op_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn multi_read_reports_each_op(server) {
+        everywhere(server, "multiread", multi_read_reports_each_op_on).await;
+    }
 }
 
 async fn multi_read_reports_each_op_on(ctx: Ctx) {

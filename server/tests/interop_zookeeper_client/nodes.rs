@@ -2,10 +2,13 @@
 //! children, descendants, ephemerals and sync.
 
 use crate::*;
+use shepherd_testkit::on_both_servers;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn delete_checks_version_and_children() {
-    everywhere("delete", delete_checks_version_and_children_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn delete_checks_version_and_children(server) {
+        everywhere(server, "delete", delete_checks_version_and_children_on).await;
+    }
 }
 
 async fn delete_checks_version_and_children_on(ctx: Ctx) {
@@ -58,9 +61,11 @@ async fn delete_checks_version_and_children_on(ctx: Ctx) {
     assert_eq!(client.check_stat(&d).await.unwrap(), None);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn exists_get_and_set_data() {
-    everywhere("data", exists_get_and_set_data_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn exists_get_and_set_data(server) {
+        everywhere(server, "data", exists_get_and_set_data_on).await;
+    }
 }
 
 async fn exists_get_and_set_data_on(ctx: Ctx) {
@@ -127,9 +132,11 @@ async fn exists_get_and_set_data_on(ctx: Ctx) {
 
 // ---- children, descendants, ephemerals, sync ----------------------------------------------
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn children_descendants_and_ephemerals() {
-    everywhere("children", children_descendants_and_ephemerals_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn children_descendants_and_ephemerals(server) {
+        everywhere(server, "children", children_descendants_and_ephemerals_on).await;
+    }
 }
 
 async fn children_descendants_and_ephemerals_on(ctx: Ctx) {
@@ -228,9 +235,11 @@ async fn children_descendants_and_ephemerals_on(ctx: Ctx) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sync_needs_no_node() {
-    everywhere("sync", sync_needs_no_node_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sync_needs_no_node(server) {
+        everywhere(server, "sync", sync_needs_no_node_on).await;
+    }
 }
 
 async fn sync_needs_no_node_on(ctx: Ctx) {

@@ -2,10 +2,13 @@
 //! watcher of it.
 
 use crate::*;
+use shepherd_testkit::on_both_servers;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn data_watch_fires_once() {
-    everywhere("datawatch", data_watch_fires_once_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn data_watch_fires_once(server) {
+        everywhere(server, "datawatch", data_watch_fires_once_on).await;
+    }
 }
 
 async fn data_watch_fires_once_on(ctx: Ctx) {
@@ -52,9 +55,11 @@ async fn data_watch_fires_once_on(ctx: Ctx) {
     assert_unwatched(&ctx, &client).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn exist_watch_fires_once() {
-    everywhere("existwatch", exist_watch_fires_once_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn exist_watch_fires_once(server) {
+        everywhere(server, "existwatch", exist_watch_fires_once_on).await;
+    }
 }
 
 async fn exist_watch_fires_once_on(ctx: Ctx) {
@@ -90,9 +95,11 @@ async fn exist_watch_fires_once_on(ctx: Ctx) {
     assert_unwatched(&ctx, &client).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn child_watch_fires_once() {
-    everywhere("childwatch", child_watch_fires_once_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn child_watch_fires_once(server) {
+        everywhere(server, "childwatch", child_watch_fires_once_on).await;
+    }
 }
 
 async fn child_watch_fires_once_on(ctx: Ctx) {
@@ -153,9 +160,11 @@ async fn child_watch_fires_once_on(ctx: Ctx) {
     assert_fires(oneshot(watcher), EventType::NodeDeleted, &p).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_event_reaches_every_watcher() {
-    everywhere("fanout", one_event_reaches_every_watcher_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_event_reaches_every_watcher(server) {
+        everywhere(server, "fanout", one_event_reaches_every_watcher_on).await;
+    }
 }
 
 async fn one_event_reaches_every_watcher_on(ctx: Ctx) {

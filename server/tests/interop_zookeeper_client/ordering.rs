@@ -1,10 +1,13 @@
 //! Ordering: a watch event precedes the reply of any later request on the same connection (docs/protocol.md §9.6).
 
 use crate::*;
+use shepherd_testkit::on_both_servers;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn event_precedes_later_reply() {
-    everywhere("ordering", event_precedes_later_reply_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn event_precedes_later_reply(server) {
+        everywhere(server, "ordering", event_precedes_later_reply_on).await;
+    }
 }
 
 async fn event_precedes_later_reply_on(ctx: Ctx) {

@@ -2,10 +2,13 @@
 //! and events withheld from watchers without READ.
 
 use crate::*;
+use shepherd_testkit::on_both_servers;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn persistent_watch() {
-    everywhere("persistent", persistent_watch_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn persistent_watch(server) {
+        everywhere(server, "persistent", persistent_watch_on).await;
+    }
 }
 
 async fn persistent_watch_on(ctx: Ctx) {
@@ -68,9 +71,11 @@ async fn persistent_watch_on(ctx: Ctx) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn persistent_recursive_watch() {
-    everywhere("recursive", persistent_recursive_watch_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn persistent_recursive_watch(server) {
+        everywhere(server, "recursive", persistent_recursive_watch_on).await;
+    }
 }
 
 async fn persistent_recursive_watch_on(ctx: Ctx) {
@@ -123,9 +128,11 @@ async fn persistent_recursive_watch_on(ctx: Ctx) {
     assert_no_event(&mut watcher, "recursive watch");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn watchers_are_removed() {
-    everywhere("removal", watchers_are_removed_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn watchers_are_removed(server) {
+        everywhere(server, "removal", watchers_are_removed_on).await;
+    }
 }
 
 async fn watchers_are_removed_on(ctx: Ctx) {
@@ -201,9 +208,11 @@ async fn watchers_are_removed_on(ctx: Ctx) {
     assert_eq!(watched_paths(&ctx, me).await, nothing);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn several_watch_modes_on_one_path() {
-    everywhere("modes", several_watch_modes_on_one_path_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn several_watch_modes_on_one_path(server) {
+        everywhere(server, "modes", several_watch_modes_on_one_path_on).await;
+    }
 }
 
 /// The crate assumes 3.9, where watch modes on one path add up (ZOOKEEPER-4466). A 3.8 server
@@ -280,9 +289,11 @@ async fn several_watch_modes_on_one_path_on(ctx: Ctx) {
     assert_no_event(&mut recursive, "recursive watch");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn events_need_read_permission() {
-    everywhere("eventacl", events_need_read_permission_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn events_need_read_permission(server) {
+        everywhere(server, "eventacl", events_need_read_permission_on).await;
+    }
 }
 
 /// Debian's 3.8.0 carries the CVE-2024-23944 fix: a watcher without READ on the node

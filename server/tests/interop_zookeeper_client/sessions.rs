@@ -2,10 +2,13 @@
 //! connection (watches re-armed from the last zxid seen), and expiry as the client observes it.
 
 use crate::*;
+use shepherd_testkit::on_both_servers;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn session_timeout_negotiation() {
-    everywhere("negotiation", session_timeout_negotiation_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn session_timeout_negotiation(server) {
+        everywhere(server, "negotiation", session_timeout_negotiation_on).await;
+    }
 }
 
 async fn session_timeout_negotiation_on(ctx: Ctx) {
@@ -44,9 +47,11 @@ async fn session_timeout_negotiation_on(ctx: Ctx) {
     assert_ne!(other.session_id(), client.session_id());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn session_reestablished_then_closed() {
-    everywhere("reestablish", session_reestablished_then_closed_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn session_reestablished_then_closed(server) {
+        everywhere(server, "reestablish", session_reestablished_then_closed_on).await;
+    }
 }
 
 async fn session_reestablished_then_closed_on(ctx: Ctx) {
@@ -114,9 +119,11 @@ async fn session_reestablished_then_closed_on(ctx: Ctx) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn session_resumes_after_connection_drop() {
-    everywhere("resume", session_resumes_after_connection_drop_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn session_resumes_after_connection_drop(server) {
+        everywhere(server, "resume", session_resumes_after_connection_drop_on).await;
+    }
 }
 
 async fn session_resumes_after_connection_drop_on(ctx: Ctx) {
@@ -314,9 +321,11 @@ async fn session_resumes_after_connection_drop_on(ctx: Ctx) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn session_expiry_is_observed() {
-    everywhere("expiry", session_expiry_is_observed_on).await;
+on_both_servers! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn session_expiry_is_observed(server) {
+        everywhere(server, "expiry", session_expiry_is_observed_on).await;
+    }
 }
 
 async fn session_expiry_is_observed_on(ctx: Ctx) {
