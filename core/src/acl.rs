@@ -157,7 +157,7 @@ pub(crate) fn fixup(acl: &[Acl], identities: &[Id]) -> Option<Vec<Acl>> {
 ///
 /// Duplicates go as in ZooKeeper 3.8's `removeDuplicates` (the first of equal entries stays, in
 /// the order given), but through a hash set: its list scan is quadratic, and a 1 MB request
-/// carries about 80 000 entries. Entries made by `auth` expansion are not de-duplicated, as
+/// carries up to about 80 000 entries. Entries made by `auth` expansion are not de-duplicated, as
 /// ZooKeeper adds them after its dedup.
 ///
 /// `sasl_scheme`: whether the `sasl` provider is registered (`authProvider.N`), which makes

@@ -4,19 +4,24 @@
 use shepherd_protocol::{Acl, CreateMode, CreateRequest, Id, Request};
 
 /// How many ACL entries [`huge_acl_create`] carries.
-pub const HUGE_ACL_ENTRIES: i32 = 80_000;
+pub const HUGE_ACL_ENTRIES: i32 = 45_000;
 
-/// A create of `path` carrying [`HUGE_ACL_ENTRIES`] distinct ACL entries of 12 bytes each
-/// (perms, and two empty strings): 960 000 bytes, under the default `jute.maxbuffer` of
-/// 1 048 575, all distinct by their permission bits. Before any permission check, ZooKeeper's
-/// duplicate removal scans such a list once per entry (3.2 × 10⁹ comparisons); the entries have
-/// no scheme, so the answer is InvalidACL.
+/// A create of `path` carrying [`HUGE_ACL_ENTRIES`] ACL entries: all but the last are valid
+/// and distinct (`world:anyone`, told apart by their permission bits, 23 bytes each), the last
+/// has no scheme. About 1 035 000 bytes, under the default `jute.maxbuffer` of 1 048 575.
+/// Before any validation ZooKeeper's duplicate removal scans such a list once per entry
+/// (about 10⁹ comparisons); Shepherd's single pass must reach the last entry to find it
+/// invalid, so the whole list is de-duplicated either way, and the answer is InvalidACL on both.
 pub fn huge_acl_create(path: &str) -> Request {
-    let acl = (0..HUGE_ACL_ENTRIES)
+    let acl = (0..HUGE_ACL_ENTRIES - 1)
         .map(|perms| Acl {
             perms,
-            id: Id::new("", ""),
+            id: Id::new("world", "anyone"),
         })
+        .chain([Acl {
+            perms: 0,
+            id: Id::new("", ""),
+        }])
         .collect();
     Request::Create(CreateRequest {
         path: path.into(),
