@@ -1,6 +1,7 @@
 //! `shepherd-bench …`: measurements against a live server, ours or a real ZooKeeper: the herd
 //! effect of the lock recipes, the cost of a new session, throughput and latency under load,
-//! memory per node and per session and under a pipelining client, and the lock soak. Each subcommand is a folder of its own;
+//! memory per node and per session and under a pipelining client, zk-latencies' phases, and
+//! the lock soak. Each subcommand is a folder of its own;
 //! [`target`] is the server under measurement, which `load` and `scale` share. The cargo benches
 //! (`benches/`) and the `loadgen_floor` example live in this package too, and the scripts that
 //! run them side by side with ZooKeeper in `scripts/`.
@@ -8,6 +9,7 @@
 mod connect;
 mod error;
 mod herd;
+mod latencies;
 mod load;
 mod pressure;
 mod scale;
@@ -45,6 +47,9 @@ enum Command {
     /// Throughput and latency: N sessions, W requests in flight each, through create, set,
     /// get and delete over K nodes; closed loop, or open loop at a fixed rate.
     Load(load::LoadArgs),
+    /// zk-latencies' synchronous phases (create, set, get, delete, ephemeral create, watch,
+    /// ephemeral delete, notification), one call at a time: every call's latency.
+    Latencies(latencies::LatenciesArgs),
     /// Memory under pressure: the server's resident set while one client pipelines large
     /// setData and getData calls (run with its fsyncs slowed: bench/scripts/pressure.sh).
     Pressure(pressure::PressureArgs),
@@ -83,6 +88,7 @@ fn main() -> ExitCode {
         Command::Herd(args) => herd::main(&args),
         Command::Connect(args) => connect::main(&args),
         Command::Load(args) => load::main(&args),
+        Command::Latencies(args) => latencies::main(&args),
         Command::Pressure(args) => pressure::main(&args),
         Command::Scale(args) => scale::main(&args),
         Command::Soak { soak } => soak::main(&soak),

@@ -40,6 +40,7 @@ use tokio::time::timeout;
 
 pub use phase::Phase;
 pub use report::PhaseResult;
+pub(crate) use report::percentile;
 
 use crate::error::{Error, Result};
 use crate::target::{Target, TargetArgs, cpu_time};

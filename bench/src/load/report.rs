@@ -103,7 +103,7 @@ fn per_op(cpu: Duration, requests: u64) -> f64 {
 }
 
 /// The nearest-rank percentile `q` (0..=1) of sorted values; zero when there are none.
-fn percentile(sorted: &[Duration], q: f64) -> Duration {
+pub(crate) fn percentile(sorted: &[Duration], q: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
     }

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# zk-latencies' synchronous phases against ZooKeeper 3.8 and Shepherd, side by side
+# (docs/bench/latencies.md): `shepherd-bench latencies` (one session, one call at a time:
+# create, set, get, delete, ephemeral create, exists watch, ephemeral delete, notification),
+# COUNT nodes of 100 B per phase, RUNS runs, ZooKeeper then Shepherd in each run, both durable
+# (bench/scripts/zk.sh with forceSync=yes; `shepherd serve --data-dir`), each on a fresh data
+# directory.
+#
+#   bench/scripts/latencies.sh [RUNS] [COUNT]      RUNS default 3, COUNT default 2000
+#
+# Every row goes to OUT (default latencies.csv, with a run column); then, per phase, the median
+# over the runs of each server's p50 and p99 (µs), every run's figure, and the ratio
+# ZooKeeper ÷ Shepherd (above 1: Shepherd is faster). SHEPHERD (default
+# target/release/shepherd) and SHEPHERD_BENCH (default target/release/shepherd-bench): build
+# them with `cargo build --release --bin shepherd --bin shepherd-bench`.
+set -euo pipefail
+
+runs=${1:-3}
+count=${2:-2000}
+here=$(cd "$(dirname "$0")" && pwd)
+shepherd=${SHEPHERD:-$here/../../target/release/shepherd}
+bench=${SHEPHERD_BENCH:-$here/../../target/release/shepherd-bench}
+out=${OUT:-latencies.csv}
+dir=$(mktemp -d "${TMPDIR:-/tmp}/latencies.XXXXXX")
+serve_pid=
+trap 'stop_shepherd; "$here/zk.sh" stop "$dir/zk" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
+
+stop_shepherd() {
+  [[ -n $serve_pid ]] || return 0
+  kill "$serve_pid" 2>/dev/null || true
+  wait "$serve_pid" 2>/dev/null || true
+  serve_pid=
+}
+
+# measure RUN LABEL ADDR: one run of every phase, its rows appended with the run number.
+measure() {
+  "$bench" latencies --connect "$3" --count "$count" --size 100 --label "$2" |
+    tail -n +2 | sed "s/^/$1,/" | tee -a "$out"
+}
+
+echo "run,server,phase,count,size,p50_us,p99_us,p999_us,mean_us,total_ms" | tee "$out"
+for ((run = 1; run <= runs; run++)); do
+  echo "# run $run: load average $(cut -d' ' -f1 /proc/loadavg)" >&2
+  rm -rf "$dir/zk"
+  started=$("$here/zk.sh" start "$dir/zk" yes)
+  measure "$run" zookeeper-3.8 "127.0.0.1:$(awk '{print $2}' <<<"$started")"
+  "$here/zk.sh" stop "$dir/zk" >/dev/null
+
+  rm -rf "$dir/data" "$dir/serve.out"
+  "$shepherd" serve --port 0 --data-dir "$dir/data" >"$dir/serve.out" 2>>"$dir/serve.log" &
+  serve_pid=$!
+  addr=
+  for ((i = 0; i < 600; i++)); do
+    addr=$(sed -n 's/^shepherd listening on \([0-9.:]*\).*/\1/p' "$dir/serve.out" | head -n 1)
+    [[ -z $addr ]] || break
+    kill -0 "$serve_pid" 2>/dev/null || { echo "latencies.sh: shepherd serve exited; see $dir/serve.log" >&2; exit 1; }
+    sleep 0.05
+  done
+  [[ -n $addr ]] || { echo "latencies.sh: shepherd serve did not listen within 30 s" >&2; exit 1; }
+  measure "$run" shepherd "$addr"
+  stop_shepherd
+done
+
+echo
+echo "commit $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown); $count nodes of 100 B per phase; µs"
+python3 - "$out" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+phases = list(dict.fromkeys(r["phase"] for r in rows))
+print(f"{'phase':17} {'ZooKeeper p50 (runs)':>34} {'Shepherd p50 (runs)':>34} {'ratio':>6}   "
+      f"{'ZooKeeper p99 (runs)':>34} {'Shepherd p99 (runs)':>34} {'ratio':>6}")
+for phase in phases:
+    cells = []
+    for q in ("p50_us", "p99_us"):
+        medians = []
+        for server in ("zookeeper-3.8", "shepherd"):
+            xs = [float(r[q]) for r in rows if r["phase"] == phase and r["server"] == server]
+            m = statistics.median(xs)
+            medians.append(m)
+            cells.append(f"{m:9.1f} ({' '.join(f'{x:.0f}' for x in xs)})")
+        ratio = medians[0] / medians[1] if medians[1] else float("inf")
+        cells.append(f"{ratio:6.1f}")
+    print(f"{phase:17} {cells[0]:>34} {cells[1]:>34} {cells[2]:>6}   {cells[3]:>34} {cells[4]:>34} {cells[5]:>6}")
+PY
