@@ -49,10 +49,10 @@ pub enum Fault {
     #[doc(hidden)]
     StaleRead(StaleReads),
     /// Test only, a broken server on purpose: getChildren (and getChildren2) leave out the
-    /// child with the lowest sequence suffix whenever two or more have one, so that the next
-    /// contender of a sequential lock believes itself first while the holder holds (a lock
-    /// granted twice). For testing that a history checker catches it; never set by the HTTP
-    /// controls.
+    /// child with the lowest sequence suffix when it is an ephemeral of another session, so
+    /// that a contender of a sequential lock never sees the holder's node and takes the lock
+    /// while the holder holds (a lock granted twice). For testing that a history checker
+    /// catches it; never set by the HTTP controls.
     #[doc(hidden)]
     HideLowestChild,
 }

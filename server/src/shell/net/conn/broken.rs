@@ -12,6 +12,7 @@ use shepherd_protocol::{
     Codec, GetChildrenResponse, OpCode, PathWatchRequest, Request, decode_request, encode_request,
 };
 
+use crate::core::SessionId;
 use crate::shell::controls::faults::Fault;
 
 /// Reply header bytes (xid, zxid, err) before a reply's body.
@@ -34,9 +35,16 @@ pub(crate) fn ack_without_apply(payload: &[u8]) -> Bytes {
 }
 
 /// A successful reply to `payload` as `fault` rewrites it: getData's body replaced by the first
-/// one remembered for the path, getChildren's list without its lowest sequential child. Any
-/// other reply (an error, another opcode) is returned unchanged.
-pub(crate) fn rewrite_reply(fault: &Fault, payload: &[u8], reply: &Bytes) -> Bytes {
+/// one remembered for the path; getChildren's list without its lowest sequential child when
+/// that child is an ephemeral of a session other than `requester` (`owner` gives a node's
+/// ephemeral owner). Any other reply (an error, another opcode) is returned unchanged.
+pub(crate) fn rewrite_reply(
+    fault: &Fault,
+    payload: &[u8],
+    reply: &Bytes,
+    requester: Option<SessionId>,
+    owner: &dyn Fn(&str) -> Option<SessionId>,
+) -> Bytes {
     let Some(body) = reply.get(REPLY_HEADER..) else {
         return reply.clone();
     };
@@ -53,8 +61,8 @@ pub(crate) fn rewrite_reply(fault: &Fault, payload: &[u8], reply: &Bytes) -> Byt
         (
             Fault::HideLowestChild,
             Ok(OpCode::GetChildren | OpCode::GetChildren2),
-            Request::GetChildren(_) | Request::GetChildren2(_),
-        ) => match hide_lowest(body) {
+            Request::GetChildren(r) | Request::GetChildren2(r),
+        ) => match hide_lowest(body, &r.path, requester, owner) {
             Some(body) => body,
             None => return reply.clone(),
         },
@@ -65,9 +73,15 @@ pub(crate) fn rewrite_reply(fault: &Fault, payload: &[u8], reply: &Bytes) -> Byt
     Bytes::from(out)
 }
 
-/// A getChildren body (the list, then getChildren2's stat, kept as is) without the child whose
-/// ten-digit sequence suffix is lowest, when two or more children have one.
-fn hide_lowest(body: &[u8]) -> Option<Vec<u8>> {
+/// A getChildren body of `dir` (the list, then getChildren2's stat, kept as is) without the
+/// child whose ten-digit sequence suffix is lowest, when that child is another session's
+/// ephemeral: a contender then never sees the holder, while the holder still sees itself.
+fn hide_lowest(
+    body: &[u8],
+    dir: &str,
+    requester: Option<SessionId>,
+    owner: &dyn Fn(&str) -> Option<SessionId>,
+) -> Option<Vec<u8>> {
     let mut rest = body;
     let mut listed = GetChildrenResponse::decode(&mut rest).ok()?;
     let sequence = |name: &str| -> Option<u64> {
@@ -80,10 +94,13 @@ fn hide_lowest(body: &[u8]) -> Option<Vec<u8>> {
         .enumerate()
         .filter_map(|(i, name)| sequence(name).map(|n| (i, n)))
         .collect();
-    if numbered.len() < 2 {
-        return None;
-    }
     let (lowest, _) = *numbered.iter().min_by_key(|(_, n)| *n)?;
+    let path = format!("{}/{}", dir.trim_end_matches('/'), listed.children[lowest]);
+    match owner(&path) {
+        Some(0) | None => return None,
+        Some(session) if Some(session) == requester => return None,
+        Some(_) => {}
+    }
     listed.children.remove(lowest);
     let mut out = listed.to_bytes();
     out.extend_from_slice(rest);

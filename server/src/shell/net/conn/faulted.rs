@@ -61,7 +61,15 @@ pub(crate) fn apply_fault(shared: &Shared, conn: ConnId, payload: &[u8], fault: 
                     .collect();
                 if let Some(at) = reply_index(&routed, conn) {
                     if let Outbound::Frame(reply) = &mut routed[at].1 {
-                        *reply = broken::rewrite_reply(&fault, payload, reply);
+                        let requester = core.connection_session(conn);
+                        // Test-only and on small trees: a walk of the tree per lookup is fine.
+                        let owner = |path: &str| {
+                            core.dump_tree()
+                                .into_iter()
+                                .find(|n| n.path == path)
+                                .map(|n| n.stat.ephemeral_owner)
+                        };
+                        *reply = broken::rewrite_reply(&fault, payload, reply, requester, &owner);
                     }
                 }
                 router.route_outbound(routed);
