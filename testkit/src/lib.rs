@@ -39,6 +39,7 @@ pub mod oracle;
 mod panic_message;
 mod paths;
 mod peer;
+pub mod proof;
 mod proxy;
 mod requests;
 mod serve_child;

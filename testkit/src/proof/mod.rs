@@ -1,0 +1,14 @@
+//! Proof runs (docs/proof.md): workloads whose clients record histories, nemeses that break
+//! the server meanwhile, and the verdict on each history.
+//!
+//! * [`history`]: the events a run records;
+//! * [`workload`]: the workloads;
+//! * [`nemesis`]: the faults, per server;
+//! * [`run`]: one workload on one server with its nemesis, bounded, with its verdict;
+//! * [`verdict`]: which check judges which workload.
+
+pub mod history;
+pub mod nemesis;
+pub mod run;
+pub mod verdict;
+pub mod workload;

@@ -1,0 +1,59 @@
+//! The verdict on a run's history, and which check gives it for each workload.
+//!
+//! Until the checkers' branch (`i31check`) is merged, no workload has a check here and every
+//! verdict is UNKNOWN, never VALID: an unchecked run must not pass for a checked one.
+
+use std::fmt;
+use std::io;
+use std::path::Path;
+
+use crate::proof::history::History;
+use crate::proof::workload::Workload;
+
+/// What the check said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The history has the property.
+    Valid,
+    /// It does not; why.
+    Invalid(String),
+    /// The check could not decide (or there is none); why.
+    Unknown(String),
+}
+
+impl Verdict {
+    /// Whether it is [`Verdict::Valid`].
+    pub fn is_valid(&self) -> bool {
+        matches!(self, Verdict::Valid)
+    }
+
+    /// Whether it is [`Verdict::Invalid`].
+    pub fn is_invalid(&self) -> bool {
+        matches!(self, Verdict::Invalid(_))
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Verdict::Valid => f.write_str("VALID"),
+            Verdict::Invalid(why) => write!(f, "INVALID ({why})"),
+            Verdict::Unknown(why) => write!(f, "UNKNOWN ({why})"),
+        }
+    }
+}
+
+/// The verdict of `workload`'s check on `history`.
+pub fn check(workload: Workload, history: &History) -> Verdict {
+    let _ = history;
+    Verdict::Unknown(format!("no check for {workload} yet"))
+}
+
+/// Writes `history` to `path`, one event per line.
+///
+/// # Errors
+/// The file's.
+pub fn write_history(path: &Path, history: &History) -> io::Result<()> {
+    let lines: Vec<String> = history.iter().map(|e| format!("{e:?}")).collect();
+    std::fs::write(path, lines.join("\n") + "\n")
+}
