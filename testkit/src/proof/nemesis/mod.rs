@@ -5,9 +5,9 @@
 //! |---|---|
 //! | embedded server | `cut` (every session's connection closed), `hold` (every session's connection frozen, then thawed) |
 //! | `shepherd serve --data-dir` | `kill-9` (SIGKILL, then a restart on the same directory and port) |
-//! | in-process ensemble | `stop` (a member, the leader as likely as any), `partition` (a member's connections unanswered) |
+//! | in-process ensemble | `stop` (a member's listener and connections go), `partition` (a member's connections unanswered); the first fault stops the leader, later ones are the leader's half the time (`stop-leader`, `partition-leader`) |
 //! | real ZooKeeper standalone (our own JVM) | `kill-9` (SIGKILL, then a restart on the same dataDir and port) |
-//! | real three-JVM ensemble | `stop` (`kill -9` of a member, the leader as likely as any), `partition` (`SIGSTOP`) |
+//! | real three-JVM ensemble | `stop` (`kill -9` of a member's JVM, started again), `partition` (`SIGSTOP`, then `SIGCONT`); the first fault stops the leader, later ones are the leader's half the time (`stop-leader`, `partition-leader`) |
 //! | any server named by its address | none |
 //!
 //! Invariants: every fault injected is healed before [`run`] returns, and each one is counted by
@@ -76,8 +76,8 @@ impl Target {
         !matches!(self, Target::External(_))
     }
 
-    /// Injects one fault, drawn with `rng`: its kind, and what healing it takes.
-    async fn inject(&mut self, rng: &mut StdRng) -> (&'static str, Injected) {
+    /// Injects fault `number` (from 0), drawn with `rng`: its kind, and what healing it takes.
+    async fn inject(&mut self, rng: &mut StdRng, number: usize) -> (&'static str, Injected) {
         match self {
             Target::Embedded(server) => {
                 let Some(handle) = server.embedded() else {
@@ -107,14 +107,33 @@ impl Target {
                 ("kill-9", Injected::Killed)
             }
             Target::Ensemble(ensemble) => {
-                let ids = ensemble.member_ids();
-                let id = ids[rng.random_range(0..ids.len())];
-                if rng.random_bool(0.5) {
-                    ensemble.stop_member(id).await;
-                    ("stop", Injected::Stopped(id))
+                // The first fault stops the leader, so that even a short run loses it;
+                // after that, half the faults are the leader's.
+                let first = number == 0;
+                let (id, leader) = if first || rng.random_bool(0.5) {
+                    (ensemble.leader().await, true)
                 } else {
-                    ensemble.partition_member(id).await;
-                    ("partition", Injected::Partitioned(id))
+                    let ids = ensemble.member_ids();
+                    let id = ids[rng.random_range(0..ids.len())];
+                    (id, false)
+                };
+                match (first || rng.random_bool(0.5), leader) {
+                    (true, true) => {
+                        ensemble.stop_member(id).await;
+                        ("stop-leader", Injected::Stopped(id))
+                    }
+                    (true, false) => {
+                        ensemble.stop_member(id).await;
+                        ("stop", Injected::Stopped(id))
+                    }
+                    (false, true) => {
+                        ensemble.partition_member(id).await;
+                        ("partition-leader", Injected::Partitioned(id))
+                    }
+                    (false, false) => {
+                        ensemble.partition_member(id).await;
+                        ("partition", Injected::Partitioned(id))
+                    }
                 }
             }
             Target::External(_) => ("none", Injected::Nothing),
@@ -176,7 +195,7 @@ pub async fn run(
         if !reached || *stop.borrow() {
             break;
         }
-        let (kind, injected) = target.inject(&mut rng).await;
+        let (kind, injected) = target.inject(&mut rng, faults.len()).await;
         faults.push(kind.to_owned());
         // A cut is over once done; anything else lasts its hold, or half the pace in
         // operations if the workload goes on meanwhile (a member stopped, the rest serving).
