@@ -4,7 +4,7 @@
 //!
 //! | Broken mode | What it breaks | Workload |
 //! |---|---|---|
-//! | `Fault::AckBeforeApply` on setData | a write acknowledged, never applied | register |
+//! | `Fault::AckBeforeApply` on setData | a write acknowledged, never applied | register, set |
 //! | `Fault::StaleRead` on getData | reads answer an older version | register |
 //! | `Fault::HideLowestChild` on getChildren(2) | a sequential lock granted twice | mutex |
 
@@ -59,4 +59,12 @@ async fn mutex_check_fails_a_lock_granted_twice() {
     // Every request: only getChildren and getChildren2 replies are rewritten.
     let rule = FaultRule::new(Fault::HideLowestChild).always();
     invalid_when_broken(Workload::Mutex, rule).await;
+}
+
+#[tokio::test]
+async fn set_check_fails_adds_acknowledged_before_applied() {
+    let rule = FaultRule::new(Fault::AckBeforeApply)
+        .opcode(OpCode::SetData)
+        .always();
+    invalid_when_broken(Workload::Set, rule).await;
 }

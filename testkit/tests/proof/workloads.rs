@@ -32,7 +32,7 @@ async fn counter_reads_lie_within_the_increments() {
 }
 
 #[tokio::test]
-async fn queue_delivers_each_element_once_in_order() {
+async fn queue_delivers_each_element_exactly_once() {
     valid(Workload::Queue).await;
 }
 
