@@ -98,8 +98,7 @@ async fn main() -> ExitCode {
             } else {
                 out.clone()
             };
-            if let Err(e) = shepherd_testkit::proof::verdict::write_history(&path, &report.history)
-            {
+            if let Err(e) = shepherd_testkit::proof::history_file::write(&path, &report.history) {
                 eprintln!("proof: write {}: {e}", path.display());
                 return ExitCode::from(2);
             }

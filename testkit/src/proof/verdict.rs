@@ -4,8 +4,6 @@
 //! ([`interim_check`](crate::proof::interim_check)) judge every workload.
 
 use std::fmt;
-use std::io;
-use std::path::Path;
 
 use crate::proof::history::History;
 use crate::proof::workload::Workload;
@@ -46,13 +44,4 @@ impl fmt::Display for Verdict {
 /// The verdict of `workload`'s check on `history`.
 pub fn check(workload: Workload, history: &History) -> Verdict {
     crate::proof::interim_check::check(workload, history)
-}
-
-/// Writes `history` to `path`, one event per line.
-///
-/// # Errors
-/// The file's.
-pub fn write_history(path: &Path, history: &History) -> io::Result<()> {
-    let lines: Vec<String> = history.iter().map(|e| format!("{e:?}")).collect();
-    std::fs::write(path, lines.join("\n") + "\n")
 }
