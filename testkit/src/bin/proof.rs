@@ -73,6 +73,18 @@ async fn main() -> ExitCode {
             }
         }
     };
+    if let Some(out) = &args.history_out {
+        if !matches!(
+            out.extension().and_then(|e| e.to_str()),
+            Some("edn" | "json")
+        ) {
+            eprintln!(
+                "proof: --history-out {}: a file ending in .edn or .json",
+                out.display()
+            );
+            return ExitCode::from(2);
+        }
+    }
     let shepherd_bin = args.shepherd_bin.clone().or_else(|| {
         let exe = std::env::current_exe().ok()?;
         Some(exe.parent()?.join("shepherd"))

@@ -130,6 +130,8 @@ pub struct RunReport {
     pub workload: Workload,
     /// The server it ran on.
     pub server: ServerKind,
+    /// The address given instead of starting the server, if any.
+    pub connect: Option<String>,
     /// Every event recorded.
     pub history: History,
     /// The faults injected, by kind, in order.
@@ -141,9 +143,13 @@ pub struct RunReport {
 impl fmt::Display for RunReport {
     /// `proof: WORKLOAD on SERVER: N events, F faults (kinds), verdict V`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = match &self.connect {
+            Some(connect) => format!(" at {connect}"),
+            None => String::new(),
+        };
         write!(
             f,
-            "proof: {} on {}: {} events, {} faults ({}), verdict {}",
+            "proof: {} on {}{at}: {} events, {} faults ({}), verdict {}",
             self.workload,
             self.server,
             self.history.len(),
@@ -221,6 +227,7 @@ pub async fn run_on(config: &RunConfig, target: &mut Target) -> RunReport {
     RunReport {
         workload: config.workload,
         server: config.server,
+        connect: config.connect.clone(),
         history,
         faults,
         verdict,
