@@ -20,7 +20,6 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::proof::history::{Event, F, History, Type, Value};
-use crate::proof::verdict::Verdict;
 use crate::proof::workload::Workload;
 
 /// One operation: its invoke and its completion.
@@ -68,20 +67,16 @@ fn op_of(e: &Event, at: usize) -> Op {
     }
 }
 
-/// `workload`'s interim check of `history`.
-pub fn check(workload: Workload, history: &History) -> Verdict {
+/// `workload`'s interim check of `history`: `Err` with why when it fails.
+pub fn check(workload: Workload, history: &History) -> Result<(), String> {
     let ops = operations(history);
-    let found = match workload {
+    match workload {
         Workload::Register => register(&ops),
         Workload::Set => set(&ops),
         Workload::UniqueIds => unique_ids(&ops),
         Workload::Counter => counter(&ops),
         Workload::Queue => queue(&ops),
         Workload::Mutex => mutex(&ops),
-    };
-    match found {
-        Ok(()) => Verdict::Valid,
-        Err(why) => Verdict::Invalid(why),
     }
 }
 

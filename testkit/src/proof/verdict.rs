@@ -43,5 +43,8 @@ impl fmt::Display for Verdict {
 
 /// The verdict of `workload`'s check on `history`.
 pub fn check(workload: Workload, history: &History) -> Verdict {
-    crate::proof::interim_check::check(workload, history)
+    match crate::proof::interim_check::check(workload, history) {
+        Ok(()) => Verdict::Valid,
+        Err(why) => Verdict::Invalid(why),
+    }
 }

@@ -10,9 +10,8 @@ use rand::{Rng, SeedableRng};
 use shepherd_client::{Client, CreateMode, CreateOptions};
 
 use crate::proof::history::{F, Recorder, Value};
-use crate::proof::workload::{
-    Outcome, Plan, Process, attempt, each_worker, ensure_path, reconnected,
-};
+use crate::proof::workload::op::{Outcome, attempt, each_worker, ensure_path, reconnected};
+use crate::proof::workload::plan::{Plan, Process};
 
 /// The largest increment.
 const MAX_ADD: i64 = 3;

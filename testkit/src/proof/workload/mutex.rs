@@ -13,9 +13,10 @@ use shepherd_client::Client;
 use shepherd_recipes::{Guard, Lock, LockKind};
 
 use crate::proof::history::{F, Recorder, Value};
-use crate::proof::workload::{
-    OP_TIMEOUT, Outcome, Plan, Process, attempt, each_worker, ensure_node, ensure_path, reconnected,
+use crate::proof::workload::op::{
+    OP_TIMEOUT, Outcome, attempt, each_worker, ensure_node, ensure_path, reconnected,
 };
+use crate::proof::workload::plan::{Plan, Process};
 
 /// How many process ids each kind's run may use before the next kind's begin.
 const KIND_PROCESSES: u64 = 1_000_000;

@@ -12,9 +12,10 @@ use rand::{Rng, SeedableRng};
 use shepherd_client::{Client, CreateMode, CreateOptions};
 
 use crate::proof::history::{F, Recorder, Value};
-use crate::proof::workload::{
-    Outcome, Plan, Process, attempt, each_worker, ensure_node, ensure_path, parse_ints, reconnected,
+use crate::proof::workload::op::{
+    Outcome, attempt, each_worker, ensure_node, ensure_path, parse_ints, reconnected, sequence_of,
 };
+use crate::proof::workload::plan::{Plan, Process};
 
 /// Process ids from `workers * DRAIN_PROCESSES` on are the drain's, apart from the workers'.
 const DRAIN_PROCESSES: u64 = 1_000_000;
@@ -121,7 +122,7 @@ async fn dequeue(c: &Client, items: &str, head: &str, r: &Recorder, p: u64) -> T
             return Taken::Lost;
         }
     };
-    listed.sort_by_key(|name| crate::proof::workload::unique_ids::sequence_of(name));
+    listed.sort_by_key(|name| sequence_of(name));
     let Some(smallest) = listed.first() else {
         op.fail(Value::Nil);
         return Taken::Empty;

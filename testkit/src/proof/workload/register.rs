@@ -13,9 +13,10 @@ use rand::{Rng, SeedableRng};
 use shepherd_client::Client;
 
 use crate::proof::history::{F, Recorder, Value};
-use crate::proof::workload::{
-    Outcome, Plan, Process, attempt, each_worker, ensure_node, parse_ints, reconnected,
+use crate::proof::workload::op::{
+    Outcome, attempt, each_worker, ensure_node, parse_ints, reconnected,
 };
+use crate::proof::workload::plan::{Plan, Process};
 
 /// How many keys the register spreads over (each checked on its own).
 pub const KEYS: usize = 3;

@@ -11,9 +11,10 @@ use rand::{Rng, SeedableRng};
 use shepherd_client::Client;
 
 use crate::proof::history::{F, Recorder, Value};
-use crate::proof::workload::{
-    Outcome, Plan, Process, attempt, each_worker, ensure_node, parse_ints, reconnected,
+use crate::proof::workload::op::{
+    Outcome, attempt, each_worker, ensure_node, parse_ints, reconnected,
 };
+use crate::proof::workload::plan::{Plan, Process};
 
 /// How many times an add retries after losing a race (BadVersion) before it fails.
 const ADD_TRIES: usize = 16;

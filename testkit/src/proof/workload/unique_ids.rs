@@ -7,14 +7,10 @@
 use shepherd_client::{Client, CreateMode, CreateOptions};
 
 use crate::proof::history::{F, Recorder, Value};
-use crate::proof::workload::{
-    Outcome, Plan, Process, attempt, each_worker, ensure_path, reconnected,
+use crate::proof::workload::op::{
+    Outcome, attempt, each_worker, ensure_path, reconnected, sequence_of,
 };
-
-/// The sequence number at the end of a sequential node's name (its last ten digits).
-pub fn sequence_of(path: &str) -> Option<i64> {
-    path.get(path.len().checked_sub(10)?..)?.parse().ok()
-}
+use crate::proof::workload::plan::{Plan, Process};
 
 /// Runs the workload (see the module doc).
 pub async fn run(clients: &[Client], root: &str, plan: &Plan, recorder: &Recorder) {
