@@ -5,7 +5,7 @@
 //! |---|---|
 //! | embedded server | `cut` (every session's connection closed), `hold` (every session's connection frozen, then thawed) |
 //! | `shepherd serve --data-dir` | `kill-9` (SIGKILL, then a restart on the same directory and port) |
-//! | in-process ensemble | `stop` (a member's listener and connections go), `partition` (a member's connections unanswered); the first fault stops the leader, later ones are the leader's half the time (`stop-leader`, `partition-leader`) |
+//! | in-process ensemble | `stop` (a member's listener and connections go), `partition` (a member's connections unanswered), `freeze` (the sessions connected to a member frozen, then thawed); the first fault stops the leader, later ones are the leader's half the time (`stop-leader`, `partition-leader`) |
 //! | real ZooKeeper standalone (our own JVM) | `kill-9` (SIGKILL, then a restart on the same dataDir and port) |
 //! | real three-JVM ensemble | `stop` (`kill -9` of a member's JVM, started again), `partition` (`SIGSTOP`, then `SIGCONT`); the first fault stops the leader, later ones are the leader's half the time (`stop-leader`, `partition-leader`) |
 //! | any server named by its address | none |
@@ -117,6 +117,20 @@ impl Target {
                     let id = ids[rng.random_range(0..ids.len())];
                     (id, false)
                 };
+                // In process, a third of the later faults freeze the member's sessions
+                // instead: their connections held, unanswered, then thawed.
+                if let (false, Some(handle)) = (first, ensemble.embedded()) {
+                    if rng.random_bool(1.0 / 3.0) {
+                        let held = handle
+                            .sessions()
+                            .iter()
+                            .map(|s| s.id)
+                            .filter(|s| handle.session_member(*s) == Some(id))
+                            .filter(|s| handle.freeze_session(*s).is_ok())
+                            .collect();
+                        return ("freeze", Injected::Held(held));
+                    }
+                }
                 match (first || rng.random_bool(0.5), leader) {
                     (true, true) => {
                         ensemble.stop_member(id).await;
@@ -145,6 +159,13 @@ impl Target {
         match (self, injected) {
             (Target::Embedded(server), Injected::Held(sessions)) => {
                 if let Some(handle) = server.embedded() {
+                    for s in sessions {
+                        handle.thaw_session(s);
+                    }
+                }
+            }
+            (Target::Ensemble(ensemble), Injected::Held(sessions)) => {
+                if let Some(handle) = ensemble.embedded() {
                     for s in sessions {
                         handle.thaw_session(s);
                     }
