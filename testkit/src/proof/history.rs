@@ -83,7 +83,11 @@ pub struct Event {
 }
 
 /// A whole history, in order.
-pub type History = Vec<Event>;
+#[derive(Clone, Debug, Default)]
+pub struct History {
+    /// The events, `events[i].index == i`.
+    pub events: Vec<Event>,
+}
 
 /// Records events from any number of tasks.
 #[derive(Clone)]
@@ -123,7 +127,8 @@ impl Recorder {
     }
 
     /// Records an invoke; complete the returned [`Pending`].
-    pub fn invoke(&self, process: u64, f: F, key: Option<String>, value: Value) -> Pending {
+    pub fn invoke(&self, process: u64, f: F, key: Option<&str>, value: Value) -> Pending {
+        let key = key.map(str::to_owned);
         self.push(process, Type::Invoke, f, key.clone(), value);
         Pending {
             recorder: Some(self.clone()),
@@ -135,10 +140,13 @@ impl Recorder {
 
     /// Every event so far.
     pub fn history(&self) -> History {
-        self.events
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        History {
+            events: self
+                .events
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        }
     }
 }
 

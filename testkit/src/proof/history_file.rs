@@ -19,10 +19,23 @@ use crate::proof::history::{Event, F, History, Type, Value};
 /// An unknown extension (`InvalidInput`), or the file's own error.
 pub fn write(path: &Path, history: &History) -> io::Result<()> {
     let text = match path.extension().and_then(|e| e.to_str()) {
-        Some("edn") => history.iter().map(edn).collect::<Vec<_>>().join("\n") + "\n",
+        Some("edn") => {
+            history
+                .events
+                .iter()
+                .map(edn)
+                .collect::<Vec<_>>()
+                .join("\n")
+                + "\n"
+        }
         Some("json") => format!(
             "[\n{}\n]\n",
-            history.iter().map(json).collect::<Vec<_>>().join(",\n")
+            history
+                .events
+                .iter()
+                .map(json)
+                .collect::<Vec<_>>()
+                .join(",\n")
         ),
         _ => {
             return Err(io::Error::new(

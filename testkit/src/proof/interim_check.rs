@@ -41,7 +41,7 @@ struct Op {
 fn operations(history: &History) -> Vec<Op> {
     let mut open: HashMap<u64, usize> = HashMap::new();
     let mut ops: Vec<Op> = Vec::new();
-    for (at, e) in history.iter().enumerate() {
+    for (at, e) in history.events.iter().enumerate() {
         if e.kind == Type::Invoke {
             open.insert(e.process, ops.len());
             ops.push(op_of(e, at));

@@ -152,7 +152,7 @@ impl fmt::Display for RunReport {
             "proof: {} on {}{at}: {} events, {} faults ({}), verdict {}",
             self.workload,
             self.server,
-            self.history.len(),
+            self.history.events.len(),
             self.faults.len(),
             nemesis::summary(&self.faults),
             self.verdict

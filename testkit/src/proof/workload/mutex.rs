@@ -74,9 +74,9 @@ pub async fn run_kinds(
 /// One acquire, guarded write, release on `kind`'s lock in `dir`; `false` once an outcome is
 /// unknown (the process ends there).
 async fn round(kind: LockKind, client: &Client, dir: &str, r: &Recorder, p: u64) -> bool {
-    let key = Some(kind.as_str().to_owned());
+    let key = Some(kind.as_str());
     let lock = kind.build(client, dir);
-    let acquire = r.invoke(p, F::Acquire, key.clone(), Value::Nil);
+    let acquire = r.invoke(p, F::Acquire, key, Value::Nil);
     let guard = match tokio::time::timeout(OP_TIMEOUT, lock.acquire_timeout(OP_TIMEOUT)).await {
         Ok(Ok(Some(guard))) => guard,
         Ok(Ok(None)) => {
@@ -92,7 +92,7 @@ async fn round(kind: LockKind, client: &Client, dir: &str, r: &Recorder, p: u64)
     acquire.ok(Value::Token(token));
 
     let resource = format!("{dir}-resource");
-    let write = r.invoke(p, F::Write, key.clone(), Value::Token(token));
+    let write = r.invoke(p, F::Write, key, Value::Token(token));
     let data = token.to_string();
     let written = attempt(async {
         guard

@@ -40,7 +40,8 @@ pub async fn run(clients: &[Client], root: &str, plan: &Plan, recorder: &Recorde
             while plan.next() {
                 let key = rng.random_range(0..KEYS);
                 let path = key_path(&root, key);
-                let name = Some(format!("k{key}"));
+                let name = format!("k{key}");
+                let name = Some(name.as_str());
                 let known = match rng.random_range(0..10) {
                     0..4 => read(&client, &path, &recorder, process.id(), name).await,
                     4..7 => {
@@ -77,7 +78,7 @@ fn value_of(data: &[u8]) -> Value {
 }
 
 /// One read; `false` when its outcome is unknown.
-async fn read(c: &Client, path: &str, r: &Recorder, p: u64, key: Option<String>) -> bool {
+async fn read(c: &Client, path: &str, r: &Recorder, p: u64, key: Option<&str>) -> bool {
     let op = r.invoke(p, F::Read, key, Value::Nil);
     match attempt(c.get_data(path)).await {
         Outcome::Ok((data, _)) => op.ok(value_of(&data)),
@@ -91,7 +92,7 @@ async fn read(c: &Client, path: &str, r: &Recorder, p: u64, key: Option<String>)
 }
 
 /// One blind write of `v`; `false` when its outcome is unknown.
-async fn write(c: &Client, path: &str, v: i64, r: &Recorder, p: u64, key: Option<String>) -> bool {
+async fn write(c: &Client, path: &str, v: i64, r: &Recorder, p: u64, key: Option<&str>) -> bool {
     let op = r.invoke(p, F::Write, key, Value::Int(v));
     match attempt(c.set_data(path, v.to_string().as_bytes(), None)).await {
         Outcome::Ok(_) => op.ok(Value::Int(v)),
@@ -112,7 +113,7 @@ async fn cas(
     new: i64,
     r: &Recorder,
     p: u64,
-    key: Option<String>,
+    key: Option<&str>,
 ) -> bool {
     let value = Value::Cas(old, new);
     let op = r.invoke(p, F::Cas, key, value.clone());
