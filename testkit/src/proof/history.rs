@@ -1,120 +1,139 @@
-//! Histories: every operation a workload's clients made, as invoke then ok, fail (definitely
-//! not applied) or info (unknown), with monotonic times since the recorder was made.
+//! A recorded history: the operations clients invoked against a server and how each completed,
+//! in Jepsen's vocabulary (`:invoke`, `:ok`, `:fail`, `:info`).
 //!
-//! Stand-in with the agreed interface of the checkers' branch (`i31check`), which owns this
-//! file: replaced by its version when that branch is merged.
-//!
-//! Invariant: events are numbered in the order they were recorded, and every invoke gets
-//! exactly one completion (a [`Pending`] dropped uncompleted records info).
+//! Invariant: every invocation a [`Recorder`] hands out is completed exactly once in the
+//! history, by `ok`, `fail` or `info`; a [`Pending`] dropped uncompleted (a cancelled task, a
+//! panicking client) records `info`, so an operation that may have reached the server is never
+//! read as one that did not happen. Events are indexed in the order they were recorded, and
+//! times are monotonic from the recorder's start.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// What an event is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+use parking_lot::Mutex;
+
+/// How an event stands: Jepsen's `:type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Type {
-    /// An operation began.
+    /// The operation was sent.
     Invoke,
-    /// It took effect.
+    /// It took effect, and the value is its result.
     Ok,
-    /// It definitely took no effect.
+    /// It definitely did not take effect (BadVersion, NoNode, NodeExists…).
     Fail,
-    /// Its outcome is unknown.
+    /// Indeterminate (connection loss, timeout, session expired mid-flight): it may have taken
+    /// effect at any time from its invocation to the end of the history, or never.
     Info,
 }
 
-/// An operation's argument or result.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What an operation carries or returns.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Value {
-    /// None.
+    /// No value: a read of a missing register, an invocation that carries nothing.
     Nil,
-    /// One integer.
+    /// One number: a write's value, a read's result, an added element, an id.
     Int(i64),
-    /// Several.
+    /// Several numbers: a set's final read, a queue's drain.
     Ints(Vec<i64>),
-    /// Compare-and-set: expected, new.
+    /// A compare-and-set from the first value to the second.
     Cas(i64, i64),
-    /// A lock's fencing token.
+    /// A fencing token (a lock node's sequence number or czxid).
     Token(i64),
 }
 
-/// The operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The operation: Jepsen's `:f`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum F {
-    /// Read a value.
+    /// Read a register, a set or a counter.
     Read,
-    /// Write a value.
+    /// Write a register.
     Write,
-    /// Compare-and-set.
+    /// Compare-and-set a register.
     Cas,
-    /// Add (to a set, a counter).
+    /// Add to a set, or increment a counter by the value.
     Add,
     /// Generate a unique id.
     Generate,
-    /// Enqueue.
+    /// Enqueue a value.
     Enqueue,
-    /// Dequeue.
+    /// Dequeue the smallest value.
     Dequeue,
-    /// Acquire a lock.
+    /// Acquire a lock; `ok` carries the fencing token.
     Acquire,
-    /// Release it.
+    /// Release a lock.
     Release,
-    /// Drain a queue.
+    /// Read everything left in a queue, removing it.
     Drain,
 }
 
-/// One event.
-#[derive(Debug, Clone)]
+impl F {
+    /// Jepsen's keyword for the operation, without the colon.
+    pub fn name(self) -> &'static str {
+        match self {
+            F::Read => "read",
+            F::Write => "write",
+            F::Cas => "cas",
+            F::Add => "add",
+            F::Generate => "generate",
+            F::Enqueue => "enqueue",
+            F::Dequeue => "dequeue",
+            F::Acquire => "acquire",
+            F::Release => "release",
+            F::Drain => "drain",
+        }
+    }
+}
+
+impl Type {
+    /// Jepsen's keyword for the type, without the colon.
+    pub fn name(self) -> &'static str {
+        match self {
+            Type::Invoke => "invoke",
+            Type::Ok => "ok",
+            Type::Fail => "fail",
+            Type::Info => "info",
+        }
+    }
+}
+
+/// One line of a history.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Event {
-    /// Its place in the history.
+    /// The position in the history, from 0.
     pub index: usize,
-    /// The process that made it.
+    /// The logical client that did it; a process has at most one operation in flight.
     pub process: u64,
-    /// What it is.
+    /// Invocation or completion.
     pub kind: Type,
     /// The operation.
     pub f: F,
-    /// The key it is about, if any.
+    /// The independent key (register, lock, queue), if the workload has several.
     pub key: Option<String>,
-    /// Its argument or result.
+    /// What the invocation carries or the completion returns.
     pub value: Value,
-    /// Since the recorder was made.
+    /// When it was recorded, from the recorder's start.
     pub time: Duration,
 }
 
-/// A whole history, in order.
-#[derive(Clone, Debug, Default)]
+/// A whole history, in recorded order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct History {
     /// The events, `events[i].index == i`.
     pub events: Vec<Event>,
 }
 
-/// Records events from any number of tasks.
-#[derive(Clone)]
-pub struct Recorder {
-    events: Arc<Mutex<Vec<Event>>>,
+#[derive(Debug)]
+struct Shared {
     start: Instant,
+    events: Mutex<Vec<Event>>,
 }
 
-impl Default for Recorder {
-    fn default() -> Self {
-        Recorder::new()
-    }
-}
-
-impl Recorder {
-    /// An empty history; times count from now.
-    pub fn new() -> Recorder {
-        Recorder {
-            events: Arc::default(),
-            start: Instant::now(),
-        }
-    }
-
+impl Shared {
     fn push(&self, process: u64, kind: Type, f: F, key: Option<String>, value: Value) {
-        let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
-        let index = events.len();
+        let mut events = self.events.lock();
+        // The time is taken under the lock so that times never go backwards along the indices.
         let time = self.start.elapsed();
+        let index = events.len();
         events.push(Event {
             index,
             process,
@@ -125,64 +144,95 @@ impl Recorder {
             time,
         });
     }
+}
 
-    /// Records an invoke; complete the returned [`Pending`].
+/// Records a history from any number of client tasks; clones share one history.
+#[derive(Clone, Debug)]
+pub struct Recorder {
+    shared: Arc<Shared>,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Recorder {
+    /// An empty history whose clock starts now.
+    pub fn new() -> Self {
+        Recorder {
+            shared: Arc::new(Shared {
+                start: Instant::now(),
+                events: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// Records an invocation; the returned [`Pending`] records its completion.
     pub fn invoke(&self, process: u64, f: F, key: Option<&str>, value: Value) -> Pending {
         let key = key.map(str::to_owned);
-        self.push(process, Type::Invoke, f, key.clone(), value);
+        self.shared
+            .push(process, Type::Invoke, f, key.clone(), value);
         Pending {
-            recorder: Some(self.clone()),
+            shared: Some(self.shared.clone()),
             process,
             f,
             key,
         }
     }
 
-    /// Every event so far.
+    /// A copy of the history so far.
     pub fn history(&self) -> History {
         History {
-            events: self
-                .events
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone(),
+            events: self.shared.events.lock().clone(),
         }
     }
 }
 
-/// An invoked operation awaiting its completion.
+/// An invocation awaiting its completion; completing consumes it, dropping it records `info`.
+#[must_use = "an operation must be completed with ok, fail or info"]
+#[derive(Debug)]
 pub struct Pending {
-    recorder: Option<Recorder>,
+    shared: Option<Arc<Shared>>,
     process: u64,
     f: F,
     key: Option<String>,
 }
 
 impl Pending {
-    fn complete(&mut self, kind: Type, value: Value) {
-        if let Some(recorder) = self.recorder.take() {
-            recorder.push(self.process, kind, self.f, self.key.take(), value);
+    /// It took effect, returning `v`.
+    pub fn ok(self, v: Value) {
+        self.complete(Type::Ok, v);
+    }
+
+    /// It definitely did not take effect.
+    pub fn fail(self, v: Value) {
+        self.complete(Type::Fail, v);
+    }
+
+    /// It may or may not have taken effect.
+    pub fn info(self, v: Value) {
+        self.complete(Type::Info, v);
+    }
+
+    fn complete(mut self, kind: Type, v: Value) {
+        if let Some(shared) = self.shared.take() {
+            shared.push(self.process, kind, self.f, self.key.take(), v);
         }
-    }
-
-    /// It took effect.
-    pub fn ok(mut self, value: Value) {
-        self.complete(Type::Ok, value);
-    }
-
-    /// It definitely took no effect.
-    pub fn fail(mut self, value: Value) {
-        self.complete(Type::Fail, value);
-    }
-
-    /// Its outcome is unknown.
-    pub fn info(mut self, value: Value) {
-        self.complete(Type::Info, value);
     }
 }
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        self.complete(Type::Info, Value::Nil);
+        if let Some(shared) = self.shared.take() {
+            shared.push(
+                self.process,
+                Type::Info,
+                self.f,
+                self.key.take(),
+                Value::Nil,
+            );
+        }
     }
 }

@@ -1,12 +1,19 @@
-//! Proof runs (docs/proof.md): workloads whose clients record histories, nemeses that break
-//! the server meanwhile, and the verdict on each history.
+//! Recorded histories and their checkers: what clients did against a server, written down in
+//! Jepsen's vocabulary, and pure functions that judge whether it is what a coordination service
+//! guarantees; and the proof runs that produce them (docs/proof.md): workloads, nemeses that
+//! break the server meanwhile, and the verdict on each history.
 //!
-//! * [`history`]: the events a run records; [`history_file`]: written as EDN or JSON;
+//! * [`history`]: the events, the [`Recorder`] that client tasks share, and [`Pending`], which
+//!   records an indeterminate completion if it is dropped; [`history_file`]: a history written
+//!   as EDN or JSON;
 //! * [`workload`]: the workloads;
 //! * [`nemesis`]: the faults, per server;
 //! * [`run`]: one workload on one server with its nemesis, bounded, with its verdict;
-//! * [`verdict`]: which check judges which workload;
-//! * [`interim_check`]: the checks until the checkers' branch is merged.
+//! * [`verdict`]: which check judges which workload; [`interim_check`]: the checks until the
+//!   checkers are merged.
+//!
+//! Invariant: the history and the checks do no I/O except writing a history out; a checker
+//! never answers "valid" when it could not finish.
 
 pub mod history;
 pub mod history_file;
@@ -15,3 +22,5 @@ pub mod nemesis;
 pub mod run;
 pub mod verdict;
 pub mod workload;
+
+pub use history::{Event, F, History, Pending, Recorder, Type, Value};
