@@ -67,7 +67,11 @@ fn op_of(e: &Event, at: usize) -> Op {
     }
 }
 
-/// `workload`'s interim check of `history`: `Err` with why when it fails.
+/// The prefix of an error that means "could not decide", not "broken".
+pub const UNDECIDED: &str = "undecided: ";
+
+/// `workload`'s interim check of `history`: `Err` with why when it fails, or with why it could
+/// not decide (starting with [`UNDECIDED`]).
 pub fn check(workload: Workload, history: &History) -> Result<(), String> {
     let ops = operations(history);
     match workload {
@@ -101,7 +105,10 @@ fn register(ops: &[Op]) -> Result<(), String> {
             .filter(|o| o.key.as_deref() == Some(key) && o.kind != Type::Fail)
             .filter(|o| !(o.kind == Type::Info && o.f == F::Read))
             .collect();
-        linearizable(&mine).map_err(|why| format!("key {key}: {why}"))?;
+        linearizable(&mine).map_err(|why| match why.strip_prefix(UNDECIDED) {
+            Some(why) => format!("{UNDECIDED}key {key}: {why}"),
+            None => format!("key {key}: {why}"),
+        })?;
     }
     Ok(())
 }
@@ -139,7 +146,9 @@ fn linearizable(ops: &[&Op]) -> Result<(), String> {
                 }
             }
             if seen.len() > 200_000 {
-                return Err("search too large to decide".to_owned());
+                return Err(format!(
+                    "{UNDECIDED}the search grew past 200000 configurations"
+                ));
             }
         }
         configs = seen

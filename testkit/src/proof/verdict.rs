@@ -43,8 +43,12 @@ impl fmt::Display for Verdict {
 
 /// The verdict of `workload`'s check on `history`.
 pub fn check(workload: Workload, history: &History) -> Verdict {
-    match crate::proof::interim_check::check(workload, history) {
+    use crate::proof::interim_check::{UNDECIDED, check as interim};
+    match interim(workload, history) {
         Ok(()) => Verdict::Valid,
-        Err(why) => Verdict::Invalid(why),
+        Err(why) => match why.strip_prefix(UNDECIDED) {
+            Some(why) => Verdict::Unknown(why.to_owned()),
+            None => Verdict::Invalid(why),
+        },
     }
 }
