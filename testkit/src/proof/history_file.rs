@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::io;
 use std::path::Path;
 
-use crate::proof::history::{Event, F, History, Type, Value};
+use crate::proof::history::{Event, History, Value};
 
 /// Writes `history` to `path`: `.edn` or `.json`.
 ///
@@ -47,30 +47,6 @@ pub fn write(path: &Path, history: &History) -> io::Result<()> {
     std::fs::write(path, text)
 }
 
-fn type_name(kind: Type) -> &'static str {
-    match kind {
-        Type::Invoke => "invoke",
-        Type::Ok => "ok",
-        Type::Fail => "fail",
-        Type::Info => "info",
-    }
-}
-
-fn f_name(f: F) -> &'static str {
-    match f {
-        F::Read => "read",
-        F::Write => "write",
-        F::Cas => "cas",
-        F::Add => "add",
-        F::Generate => "generate",
-        F::Enqueue => "enqueue",
-        F::Dequeue => "dequeue",
-        F::Acquire => "acquire",
-        F::Release => "release",
-        F::Drain => "drain",
-    }
-}
-
 /// A value in EDN and JSON alike (nil/null aside): numbers, vectors of numbers.
 fn value(v: &Value, nil: &str) -> String {
     let list = |ns: &[i64], sep: &str| {
@@ -89,9 +65,9 @@ fn edn(e: &Event) -> String {
     let mut out = format!(
         "{{:index {}, :type :{}, :process {}, :f :{}, :value {}, :time {}",
         e.index,
-        type_name(e.kind),
+        e.kind.name(),
         e.process,
-        f_name(e.f),
+        e.f.name(),
         value(&e.value, "nil"),
         e.time.as_nanos()
     );
@@ -110,9 +86,9 @@ fn json(e: &Event) -> String {
     format!(
         "{{\"index\": {}, \"type\": \"{}\", \"process\": {}, \"f\": \"{}\", \"key\": {key}, \"value\": {}, \"time\": {}}}",
         e.index,
-        type_name(e.kind),
+        e.kind.name(),
         e.process,
-        f_name(e.f),
+        e.f.name(),
         value(&e.value, "null"),
         e.time.as_nanos()
     )
