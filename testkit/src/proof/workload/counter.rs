@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use shepherd_client::{Client, CreateMode, CreateOptions};
 
 use crate::proof::history::{F, Recorder, Value};
-use crate::proof::workload::op::{Outcome, attempt, each_worker, ensure_path, reconnected};
+use crate::proof::workload::op::{Outcome, attempt, each_worker, ensure_path, reconnected, synced};
 use crate::proof::workload::plan::{Plan, Process};
 
 /// The largest increment.
@@ -52,7 +52,7 @@ pub async fn run(clients: &[Client], root: &str, plan: &Plan, recorder: &Recorde
                     }
                 } else {
                     let op = recorder.invoke(process.id(), F::Read, None, Value::Nil);
-                    match attempt(client.get_children(&dir)).await {
+                    match attempt(synced(&client, &dir, client.get_children(&dir))).await {
                         Outcome::Ok(children) => {
                             op.ok(Value::Int(children.len() as i64));
                             true

@@ -115,3 +115,15 @@ pub fn parse_ints(data: &[u8]) -> Option<Vec<i64>> {
 pub fn sequence_of(path: &str) -> Option<i64> {
     path.get(path.len().checked_sub(10)?..)?.parse().ok()
 }
+
+/// A read that sees every write acknowledged before it began: a sync of `path`, then `read`.
+/// ZooKeeper serves a read from the member the client is connected to, which may lag the
+/// leader (reads are sequentially consistent per client, not linearizable); a sync first is
+/// how ZooKeeper's programmer's guide has a client read the latest.
+pub async fn synced<T, Fut>(client: &Client, path: &str, read: Fut) -> Result<T, Error>
+where
+    Fut: Future<Output = Result<T, Error>>,
+{
+    client.sync(path).await?;
+    read.await
+}

@@ -14,7 +14,7 @@ use shepherd_client::Client;
 
 use crate::proof::history::{F, Recorder, Value};
 use crate::proof::workload::op::{
-    Outcome, attempt, each_worker, ensure_node, parse_ints, reconnected,
+    Outcome, attempt, each_worker, ensure_node, parse_ints, reconnected, synced,
 };
 use crate::proof::workload::plan::{Plan, Process};
 
@@ -80,7 +80,7 @@ fn value_of(data: &[u8]) -> Value {
 /// One read; `false` when its outcome is unknown.
 async fn read(c: &Client, path: &str, r: &Recorder, p: u64, key: Option<&str>) -> bool {
     let op = r.invoke(p, F::Read, key, Value::Nil);
-    match attempt(c.get_data(path)).await {
+    match attempt(synced(c, path, c.get_data(path))).await {
         Outcome::Ok((data, _)) => op.ok(value_of(&data)),
         Outcome::Fail(_) => op.fail(Value::Nil),
         Outcome::Info(_) => {

@@ -12,7 +12,7 @@ use shepherd_client::Client;
 
 use crate::proof::history::{F, Recorder, Value};
 use crate::proof::workload::op::{
-    Outcome, attempt, each_worker, ensure_node, parse_ints, reconnected,
+    Outcome, attempt, each_worker, ensure_node, parse_ints, reconnected, synced,
 };
 use crate::proof::workload::plan::{Plan, Process};
 
@@ -83,7 +83,7 @@ async fn add(c: &Client, path: &str, element: i64, r: &Recorder, p: u64) -> bool
 /// Reads the whole set; `false` when the outcome is unknown.
 async fn read(c: &Client, path: &str, r: &Recorder, p: u64) -> bool {
     let op = r.invoke(p, F::Read, None, Value::Nil);
-    match attempt(c.get_data(path)).await {
+    match attempt(synced(c, path, c.get_data(path))).await {
         Outcome::Ok((data, _)) => {
             let mut set = parse_ints(&data).unwrap_or_default();
             set.sort_unstable();
