@@ -1,6 +1,6 @@
 //! Interim checks of each workload's history, so that the workloads, nemeses and broken modes
 //! can be judged before the checkers' branch (`i31check`, `proof/check/`) is merged; when it is,
-//! [`verdict`](crate::proof::verdict) calls its checkers and this file goes.
+//! [`judge`](crate::proof::judge) calls its checkers and this file goes.
 //!
 //! * register: linearizable per key (reads, writes, compare-and-set), found by a search over
 //!   the orders the history allows, keeping each reachable (value, linearized calls) pair once;

@@ -9,8 +9,8 @@
 //! * [`workload`]: the workloads;
 //! * [`nemesis`]: the faults, per server;
 //! * [`run`]: one workload on one server with its nemesis, bounded, with its verdict;
-//! * [`verdict`]: which check judges which workload; [`interim_check`]: the checks until the
-//!   checkers are merged.
+//! * [`Verdict`]: a check's answer; [`judge`]: which check judges which workload;
+//!   [`interim_check`]: the checks until the checkers are merged.
 //!
 //! Invariant: the history and the checks do no I/O except writing a history out; a checker
 //! never answers "valid" when it could not finish.
@@ -18,9 +18,11 @@
 pub mod history;
 pub mod history_file;
 pub mod interim_check;
+pub mod judge;
 pub mod nemesis;
 pub mod run;
-pub mod verdict;
+mod verdict;
 pub mod workload;
 
 pub use history::{Event, F, History, Pending, Recorder, Type, Value};
+pub use verdict::Verdict;

@@ -16,11 +16,12 @@ use shepherd_client::Client;
 use tokio::sync::watch;
 
 use crate::ensemble::TestEnsemble;
+use crate::proof::Verdict;
 use crate::proof::history::{History, Recorder};
+use crate::proof::judge::{judge, line};
 use crate::proof::nemesis::serve::DurableServe;
 use crate::proof::nemesis::zookeeper::OwnZooKeeper;
 use crate::proof::nemesis::{self, Target};
-use crate::proof::verdict::{Verdict, check};
 use crate::proof::workload::{Plan, Workload};
 
 /// The servers a run can target.
@@ -155,7 +156,7 @@ impl fmt::Display for RunReport {
             self.history.events.len(),
             self.faults.len(),
             nemesis::summary(&self.faults),
-            self.verdict
+            line(&self.verdict)
         )
     }
 }
@@ -223,7 +224,7 @@ pub async fn run_on(config: &RunConfig, target: &mut Target) -> RunReport {
         let _ = tokio::time::timeout(crate::WAIT, client.close()).await;
     }
     let history = recorder.history();
-    let verdict = check(config.workload, &history);
+    let verdict = judge(config.workload, &history);
     RunReport {
         workload: config.workload,
         server: config.server,

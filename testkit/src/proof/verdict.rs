@@ -1,31 +1,31 @@
-//! The verdict on a run's history, and which check gives it for each workload.
+//! A check's answer: valid, invalid with the reason, or unknown.
 //!
-//! Until the checkers' branch (`i31check`) is merged, the interim checks
-//! ([`interim_check`](crate::proof::interim_check)) judge every workload.
+//! Stand-in with the interface of the checkers' branch (`i31check`), which owns this file:
+//! replaced by its version when that branch's checkers are merged.
+//!
+//! Invariant: `Unknown` is the only answer for a search that ran out of budget; no check turns
+//! it into `Valid`.
 
 use std::fmt;
 
-use crate::proof::history::History;
-use crate::proof::workload::Workload;
-
-/// What the check said.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a check concluded about a history.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
-    /// The history has the property.
+    /// The history is consistent with the model.
     Valid,
-    /// It does not; why.
+    /// It is not; why.
     Invalid(String),
-    /// The check could not decide (or there is none); why.
+    /// The check could not decide; why.
     Unknown(String),
 }
 
 impl Verdict {
-    /// Whether it is [`Verdict::Valid`].
+    /// Whether the verdict is [`Verdict::Valid`].
     pub fn is_valid(&self) -> bool {
         matches!(self, Verdict::Valid)
     }
 
-    /// Whether it is [`Verdict::Invalid`].
+    /// Whether the verdict is [`Verdict::Invalid`].
     pub fn is_invalid(&self) -> bool {
         matches!(self, Verdict::Invalid(_))
     }
@@ -34,21 +34,9 @@ impl Verdict {
 impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Verdict::Valid => f.write_str("VALID"),
-            Verdict::Invalid(why) => write!(f, "INVALID ({why})"),
-            Verdict::Unknown(why) => write!(f, "UNKNOWN ({why})"),
+            Verdict::Valid => f.write_str("valid"),
+            Verdict::Invalid(why) => write!(f, "invalid: {why}"),
+            Verdict::Unknown(why) => write!(f, "unknown: {why}"),
         }
-    }
-}
-
-/// The verdict of `workload`'s check on `history`.
-pub fn check(workload: Workload, history: &History) -> Verdict {
-    use crate::proof::interim_check::{UNDECIDED, check as interim};
-    match interim(workload, history) {
-        Ok(()) => Verdict::Valid,
-        Err(why) => match why.strip_prefix(UNDECIDED) {
-            Some(why) => Verdict::Unknown(why.to_owned()),
-            None => Verdict::Invalid(why),
-        },
     }
 }
