@@ -2,6 +2,9 @@
 //! distinct elements (getData, then setData at the version read, again on BadVersion) and read
 //! the whole set.
 //!
+//! When the budget is spent, one more process reads the set: the final read that the set check
+//! judges every acknowledged add against.
+//!
 //! Invariant: every element added is unique to its invocation (worker and count), so that the
 //! checker can tell each add's element in every later read; an add retried after BadVersion is
 //! still one operation, ok only when a setData at the version read took effect.
@@ -15,6 +18,12 @@ use crate::proof::workload::op::{
     Outcome, attempt, each_worker, ensure_node, parse_ints, reconnected, synced,
 };
 use crate::proof::workload::plan::{Plan, Process};
+
+/// Process ids from `workers * FINAL_PROCESSES` on are the final read's.
+const FINAL_PROCESSES: u64 = 1_000_000;
+
+/// How many times the final read is tried before the run gives up on it.
+const FINAL_TRIES: usize = 20;
 
 /// How many times an add retries after losing a race (BadVersion) before it fails.
 const ADD_TRIES: usize = 16;
@@ -50,6 +59,21 @@ pub async fn run(clients: &[Client], root: &str, plan: &Plan, recorder: &Recorde
         }
     })
     .await;
+    // The final read, after every add: what the set check judges against. A process of its
+    // own, a new one after each unknown outcome, a bounded number of tries.
+    if let Some(first) = clients.first() {
+        let mut reader = Process::new(0, 1);
+        reader.skip(workers as u64 * FINAL_PROCESSES);
+        for _ in 0..FINAL_TRIES {
+            if read(first, &path, recorder, reader.id()).await {
+                break;
+            }
+            reader.crashed();
+            if !reconnected(first).await {
+                break;
+            }
+        }
+    }
 }
 
 /// Adds `element`; `false` when the outcome is unknown.
