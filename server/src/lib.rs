@@ -26,6 +26,9 @@ pub use shepherd_zk_core as core;
 pub use shepherd_zk_storage as storage;
 
 pub use config::{Config, Durability, FourLetterWhitelist};
+/// The memory of a test-only broken mode ([`Fault::StaleRead`]).
+#[doc(hidden)]
+pub use shell::StaleReads;
 pub use shell::{
     ConnStats, ControlError, Fault, FaultId, FaultRule, FaultTimes, MAX_MEMBERS, MemberState,
     Server, ServerBuilder, ServerHandle, ServerStats,

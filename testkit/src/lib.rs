@@ -19,6 +19,7 @@
 //!   benchmark.
 //! * [`TlsFront`]: a TLS listener with the test certificates before a plaintext server, for
 //!   testing a client's TLS against any server.
+//! * [`proof`]: recorded histories and the checkers that judge them.
 //! * [`oracle`]: the differential oracle against real ZooKeeper, run by the `oracle` binary.
 //! * [`spawn_serve`], [`listening_addr`]: `shepherd serve` as a child process, and the address
 //!   it announces.
@@ -39,6 +40,7 @@ pub mod oracle;
 mod panic_message;
 mod paths;
 mod peer;
+pub mod proof;
 mod proxy;
 mod requests;
 mod serve_child;

@@ -45,7 +45,7 @@ mod state;
 pub use net::tls;
 
 pub use builder::{MAX_MEMBERS, Server, ServerBuilder};
-pub use controls::faults::{Fault, FaultId, FaultRule, FaultTimes};
+pub use controls::faults::{Fault, FaultId, FaultRule, FaultTimes, StaleReads};
 pub use controls::methods::ControlError;
 pub use ensemble::member::MemberState;
 pub use handle::ServerHandle;

@@ -147,7 +147,7 @@ impl RealEnsemble {
 }
 
 /// The `Mode:` line of `srvr` on `port`, bounded so that a frozen member answers `None`.
-async fn mode(port: u16) -> Option<String> {
+pub(crate) async fn mode(port: u16) -> Option<String> {
     let ask = async {
         let mut stream = TcpStream::connect(("127.0.0.1", port)).await.ok()?;
         stream.write_all(b"srvr").await.ok()?;
@@ -178,7 +178,7 @@ fn alive(pid: u32) -> bool {
 
 /// Polls `done` every [`POLL`] until it holds; panics naming `what` after [`WAIT`] of wall
 /// time (an external process runs on wall time, whatever the test's clock).
-async fn poll<F, Fut>(what: &str, mut done: F)
+pub(crate) async fn poll<F, Fut>(what: &str, mut done: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,

@@ -37,7 +37,64 @@ pub enum Fault {
     /// Do not apply the request: reply with this error code, header only, with the current
     /// zxid (no zxid is taken, even for a write). The session is touched as by any request.
     Reject(ErrorCode),
+    /// Test only, a broken server on purpose: answer a setData with success and the node's
+    /// current stat, without applying it (a write acknowledged and then lost). Other requests
+    /// are applied as usual. For testing that a history checker catches it; never set by the
+    /// HTTP test controls.
+    #[doc(hidden)]
+    AckBeforeApply,
+    /// Test only, a broken server on purpose: getData answers, for each path, the first
+    /// successful answer it gave under this rule, whatever has been written since (a stale
+    /// read). For testing that a history checker catches it; never set by the HTTP controls.
+    #[doc(hidden)]
+    StaleRead(StaleReads),
+    /// Test only, a broken server on purpose: getChildren (and getChildren2) leave out the
+    /// child with the lowest sequence suffix when it is an ephemeral of another session, so
+    /// that a contender of a sequential lock never sees the holder's node and takes the lock
+    /// while the holder holds (a lock granted twice). For testing that a history checker
+    /// catches it; never set by the HTTP controls.
+    #[doc(hidden)]
+    HideLowestChild,
 }
+
+impl Fault {
+    /// [`Fault::StaleRead`] with a fresh memory of first answers.
+    #[doc(hidden)]
+    pub fn stale_read() -> Fault {
+        Fault::StaleRead(StaleReads::default())
+    }
+}
+
+/// The first getData answer body per path, kept by a [`Fault::StaleRead`] rule and shared by
+/// its clones. Two are equal only when they are the same memory.
+#[doc(hidden)]
+#[derive(Clone, Default)]
+pub struct StaleReads(std::sync::Arc<Mutex<std::collections::HashMap<String, Vec<u8>>>>);
+
+impl StaleReads {
+    /// The body to answer for `path`: the first one remembered, `fresh` on the first call.
+    pub(crate) fn answer(&self, path: &str, fresh: &[u8]) -> Vec<u8> {
+        self.0
+            .lock()
+            .entry(path.to_owned())
+            .or_insert_with(|| fresh.to_vec())
+            .clone()
+    }
+}
+
+impl std::fmt::Debug for StaleReads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StaleReads({} paths)", self.0.lock().len())
+    }
+}
+
+impl PartialEq for StaleReads {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for StaleReads {}
 
 /// How many times a rule fires before it goes quiet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

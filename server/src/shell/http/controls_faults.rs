@@ -152,6 +152,10 @@ pub(crate) fn rule_json(id: FaultId, rule: &FaultRule, fired: u64) -> Value {
             map.insert("error".into(), json!(code.name()));
             "reject"
         }
+        // Set only in-process, by tests of the history checkers; listed for what they are.
+        Fault::AckBeforeApply => "broken_ack_before_apply",
+        Fault::StaleRead(_) => "broken_stale_read",
+        Fault::HideLowestChild => "broken_hide_lowest_child",
     };
     map.insert("fault".into(), json!(kind));
     if let Some(session) = session {

@@ -1,11 +1,13 @@
 //! A request that a fault rule matched, applied (or not) as the rule says: rejected with an
-//! error, dropped with the connection, applied with its reply lost, or delayed. What results is
+//! error, dropped with the connection, applied with its reply lost, or delayed; or, test-only,
+//! answered wrongly on purpose (`broken.rs`). What results is
 //! routed under the core lock, as for any request.
 
 use tokio::time::Instant;
 
 use crate::core::ConnId;
 use crate::shell::controls::faults::Fault;
+use crate::shell::net::conn::broken;
 use crate::shell::state::outbound::Outbound;
 use crate::shell::state::shared::Shared;
 
@@ -45,6 +47,33 @@ pub(crate) fn apply_fault(shared: &Shared, conn: ConnId, payload: &[u8], fault: 
                 core.close_connection(conn);
                 router.route_outbound(routed);
                 true
+            }
+            Fault::AckBeforeApply => {
+                let payload = broken::ack_without_apply(payload);
+                router.route(core.request(conn, payload.as_ref(), now));
+                false
+            }
+            Fault::StaleRead(_) | Fault::HideLowestChild => {
+                let mut routed: Vec<_> = core
+                    .request(conn, payload, now)
+                    .into_iter()
+                    .map(Outbound::from_action)
+                    .collect();
+                if let Some(at) = reply_index(&routed, conn) {
+                    if let Outbound::Frame(reply) = &mut routed[at].1 {
+                        let requester = core.connection_session(conn);
+                        // Test-only and on small trees: a walk of the tree per lookup is fine.
+                        let owner = |path: &str| {
+                            core.dump_tree()
+                                .into_iter()
+                                .find(|n| n.path == path)
+                                .map(|n| n.stat.ephemeral_owner)
+                        };
+                        *reply = broken::rewrite_reply(&fault, payload, reply, requester, &owner);
+                    }
+                }
+                router.route_outbound(routed);
+                false
             }
             Fault::Delay(delay) => {
                 let mut routed: Vec<_> = core

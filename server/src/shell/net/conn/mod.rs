@@ -39,6 +39,7 @@
 //! burst), its queue's few words, its counters and the runtime's registration of its socket.
 //! docs/bench/scale.md ("Per session") has the figures.
 
+mod broken;
 mod faulted;
 mod frames;
 pub(crate) mod link;

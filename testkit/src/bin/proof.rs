@@ -1,0 +1,137 @@
+//! `proof`: runs a workload against a server while its nemesis injects faults, checks the
+//! history, and prints one line per run (docs/proof.md):
+//!
+//! ```text
+//! proof: WORKLOAD on SERVER: N events, F faults (kinds), verdict VALID|INVALID|UNKNOWN
+//! ```
+//!
+//! ```text
+//! cargo run -p shepherd-testkit --bin proof -- --workload register --server embedded --ops 500
+//! cargo run -p shepherd-testkit --bin proof -- --workload all --server durable \
+//!     --shepherd-bin target/debug/shepherd --duration 600 --ops 1000000
+//! ```
+//!
+//! Exit status: 0 when every run was VALID (or UNKNOWN, printed as such), 1 when any was
+//! INVALID, 2 on a setup failure.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use shepherd_testkit::proof::run::{RunConfig, ServerKind, run};
+use shepherd_testkit::proof::workload::Workload;
+
+/// Workloads against a server under faults, each history checked.
+#[derive(Parser, Debug)]
+#[command(name = "proof")]
+struct Args {
+    /// The workload: register, set, unique-ids, counter, queue, mutex, or all.
+    #[arg(long, default_value = "all")]
+    workload: String,
+    /// The server: embedded, durable, ensemble, zookeeper, zk-ensemble.
+    #[arg(long, default_value = "embedded")]
+    server: ServerKind,
+    /// Use the server at this address instead of starting one (no nemesis then).
+    #[arg(long)]
+    connect: Option<String>,
+    /// Stop starting operations after this many seconds.
+    #[arg(long, default_value_t = 60)]
+    duration: u64,
+    /// At most this many operations per run.
+    #[arg(long, default_value_t = 300)]
+    ops: u64,
+    /// Clients (one worker each).
+    #[arg(long, default_value_t = 4)]
+    clients: usize,
+    /// The seed of every random choice.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Run without the nemesis.
+    #[arg(long)]
+    no_nemesis: bool,
+    /// The `shepherd` binary for --server durable (default: beside this one).
+    #[arg(long)]
+    shepherd_bin: Option<PathBuf>,
+    /// Write each run's history here (.edn or .json); with several workloads, the workload's
+    /// name is put before the extension.
+    #[arg(long)]
+    history_out: Option<PathBuf>,
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    let workloads = if args.workload == "all" {
+        Workload::ALL.to_vec()
+    } else {
+        match args.workload.parse::<Workload>() {
+            Ok(w) => vec![w],
+            Err(e) => {
+                eprintln!("proof: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    };
+    if let Some(out) = &args.history_out {
+        if !matches!(
+            out.extension().and_then(|e| e.to_str()),
+            Some("edn" | "json")
+        ) {
+            eprintln!(
+                "proof: --history-out {}: a file ending in .edn or .json",
+                out.display()
+            );
+            return ExitCode::from(2);
+        }
+    }
+    let shepherd_bin = args.shepherd_bin.clone().or_else(|| {
+        let exe = std::env::current_exe().ok()?;
+        Some(exe.parent()?.join("shepherd"))
+    });
+    let mut invalid = false;
+    for workload in &workloads {
+        let config = RunConfig {
+            connect: args.connect.clone(),
+            ops: args.ops,
+            duration: Duration::from_secs(args.duration),
+            clients: args.clients,
+            seed: args.seed,
+            nemesis: !args.no_nemesis,
+            shepherd_bin: shepherd_bin.clone(),
+            ..RunConfig::new(*workload, args.server)
+        };
+        let report = run(&config).await;
+        println!("{report}");
+        invalid |= report.verdict.is_invalid();
+        if let Some(out) = &args.history_out {
+            let path = if workloads.len() > 1 {
+                with_workload(out, *workload)
+            } else {
+                out.clone()
+            };
+            if let Err(e) = shepherd_testkit::proof::history_file::write(&path, &report.history) {
+                eprintln!("proof: write {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if invalid {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `dir/name.ext` as `dir/name-WORKLOAD.ext`.
+fn with_workload(path: &std::path::Path, workload: Workload) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}-{workload}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-{workload}"),
+    };
+    path.with_file_name(name)
+}
