@@ -6,7 +6,7 @@
 //!   records an indeterminate completion if it is dropped.
 //! * [`check`]: one checker per workload (register, set, unique ids, counter, total queue,
 //!   mutex), each answering a [`Verdict`].
-//! * [`format`]: a history written out as Jepsen's EDN or Porcupine's JSON.
+//! * [`format`](mod@format): a history written out as Jepsen's EDN or Porcupine's JSON.
 //!
 //! Invariant: nothing here does I/O except writing a history out; a checker never answers
 //! "valid" when it could not finish.
