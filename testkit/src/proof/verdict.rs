@@ -1,21 +1,19 @@
-//! A check's answer: valid, invalid with the reason, or unknown.
+//! A checker's answer: valid, invalid with the reason, or unknown.
 //!
-//! Stand-in with the interface of the checkers' branch (`i31check`), which owns this file:
-//! replaced by its version when that branch's checkers are merged.
-//!
-//! Invariant: `Unknown` is the only answer for a search that ran out of budget; no check turns
+//! Invariant: `Unknown` is the only answer for a search that ran out of budget; no checker turns
 //! it into `Valid`.
 
 use std::fmt;
 
-/// What a check concluded about a history.
+/// What a checker concluded about a history.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// The history is consistent with the model.
     Valid,
-    /// It is not; why.
+    /// It is not; the text names the offending events by index.
     Invalid(String),
-    /// The check could not decide; why.
+    /// The checker could not decide (a search budget ran out, or the history lacks what the
+    /// check needs, such as a final read); the text says why.
     Unknown(String),
 }
 
