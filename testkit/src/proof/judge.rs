@@ -1,8 +1,7 @@
 //! Which checks judge which workload's history, and the verdict as a run's line prints it.
 //!
-//! Each history is judged twice, by the workload's checker in [`check`](crate::proof::check)
-//! and by the run's own check in [`interim_check`](crate::proof::interim_check), written
-//! apart; the verdict is the stricter of the two (invalid over unknown over valid), so that a
+//! Each history is judged twice, by the workload's checker in [`check`] and by the run's own
+//! check in [`interim_check`](super::interim_check), written apart; the verdict is the stricter of the two (invalid over unknown over valid), so that a
 //! fault one of them misses is still reported.
 //!
 //! Invariant: this is the one place that pairs workloads with checks, so that switching a
