@@ -53,7 +53,8 @@ struct Args {
     /// The `shepherd` binary for --server durable (default: beside this one).
     #[arg(long)]
     shepherd_bin: Option<PathBuf>,
-    /// Write each run's history here (.edn or .json); with several workloads, the workload's
+    /// Write each run's history here (.edn: Jepsen's, every workload; .json: Porcupine's, the
+    /// register's operations); with several workloads, the workload's
     /// name is put before the extension.
     #[arg(long)]
     history_out: Option<PathBuf>,
