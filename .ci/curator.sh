@@ -38,7 +38,7 @@ source tests/interop/curator/build.sh "$build" || {
 # The fleet's Rust side; CURATOR_FLEET_BIN names one already built (then cargo is not run).
 fleet_bin=${CURATOR_FLEET_BIN:-}
 if [[ -z $fleet_bin ]]; then
-  cargo build -q -p shepherd-testkit --bin curator_fleet || exit 1
+  cargo build -q --bin curator_fleet || exit 1
   target_dir=$(cargo metadata --no-deps --format-version 1 |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])') || exit 1
   fleet_bin=$target_dir/debug/curator_fleet

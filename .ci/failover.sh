@@ -12,13 +12,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 started=$SECONDS
 # Build first, so that the ensemble is up only while tests run.
-"${CARGO:-cargo}" test -q -p shepherd-recipes --test failover --no-run
+"${CARGO:-cargo}" test -q --workspace --test failover --no-run
 log=$(mktemp "${TMPDIR:-/tmp}/failover.XXXXXX")
 trap 'rm -f "$log"' EXIT # real-zk-ensemble.sh adds its own after this one
 # shellcheck source=.ci/real-zk-ensemble.sh
 . .ci/real-zk-ensemble.sh
 status=0
-"${CARGO:-cargo}" test -p shepherd-recipes --test failover -- --ignored zookeeper_ 2>&1 | tee "$log" ||
+"${CARGO:-cargo}" test --workspace --test failover -- --ignored zookeeper_ 2>&1 | tee "$log" ||
   status=$?
 if ((status != 0)); then
   for member in "$REAL_ENSEMBLE_DIR"/[0-9]*; do

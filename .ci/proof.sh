@@ -18,8 +18,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ops=${1:-200}
 started=$SECONDS
-"${CARGO:-cargo}" build -q -p shepherd-testkit --bin proof
-"${CARGO:-cargo}" build -q -p shepherd-zk-cli --bin shepherd
+"${CARGO:-cargo}" build -q --bin proof --bin shepherd
 target_dir=$("${CARGO:-cargo}" metadata --no-deps --format-version 1 |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 proof=$target_dir/debug/proof
