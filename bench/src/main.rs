@@ -1,7 +1,7 @@
 //! `shepherd-bench …`: measurements against a live server, ours or a real ZooKeeper: the herd
 //! effect of the lock recipes, the cost of a new session, throughput and latency under load,
-//! memory per node and per session and under a pipelining client, zk-latencies' phases, and
-//! the lock soak. Each subcommand is a folder of its own;
+//! memory per node and per session and under a pipelining client, zk-latencies' phases, a tree
+//! in a production shape, a million watches, and the lock soak. Each subcommand is a folder of its own;
 //! [`target`] is the server under measurement, which `load` and `scale` share. The cargo benches
 //! (`benches/`) and the `loadgen_floor` example live in this package too, and the scripts that
 //! run them side by side with ZooKeeper in `scripts/`.
@@ -15,6 +15,8 @@ mod pressure;
 mod scale;
 mod soak;
 mod target;
+mod tree;
+mod watches;
 
 use std::process::ExitCode;
 
@@ -56,6 +58,14 @@ enum Command {
     /// Memory per znode and per idle session, from the server process's resident set size
     /// (with --connect, --server-pid is required).
     Scale(scale::ScaleArgs),
+    /// Memory per node of a tree in the shape of a production one (paths of about 115 bytes,
+    /// data on 57 % of the nodes, one very wide parent), from the server's resident set size
+    /// (with --connect, --server-pid is required).
+    Tree(tree::TreeArgs),
+    /// Memory per million data watches (1 000 sessions watching 1 000 of 100 000 nodes each)
+    /// and the time to fire them all, from the server's resident set size (with --connect,
+    /// --server-pid is required).
+    Watches(watches::WatchesArgs),
     /// A soak: a long randomized fault-injection run with safety checks.
     Soak {
         #[command(subcommand)]
@@ -91,6 +101,8 @@ fn main() -> ExitCode {
         Command::Latencies(args) => latencies::main(&args),
         Command::Pressure(args) => pressure::main(&args),
         Command::Scale(args) => scale::main(&args),
+        Command::Tree(args) => tree::main(&args),
+        Command::Watches(args) => watches::main(&args),
         Command::Soak { soak } => soak::main(&soak),
     }
 }

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# A tree in a production shape, Shepherd beside ZooKeeper 3.8 (docs/bench/tree.md): memory per
+# node, the snapshot's size and write time, and the time to serve again after kill -9.
+#
+#   bench/scripts/tree.sh NODES [RUNS] [OUT]
+#
+# For each run (default 3), ZooKeeper first, then Shepherd, each:
+# 1. starts on an empty data directory, durable (forceSync=yes, snapCount=100000 on both:
+#    each server's default), ZooKeeper with the JVM's default heap (a quarter of the RAM);
+# 2. `shepherd-bench tree --nodes NODES` creates the tree (4 sessions, 256 creates in flight
+#    each) and reads the server's RSS before and after (ZooKeeper's after `jcmd PID GC.run`);
+# 3. is killed with SIGKILL; the data directory is copied (cp -a) and the copy measured: its
+#    size;
+# 4. starts on the copy; the time from the start command to the first successful getData of
+#    /clickhouse/tables (a short-lived `shepherd get` every 20 ms) is the recovery time; the
+#    snapshot each server writes of the recovered tree (ZooKeeper before it serves, Shepherd
+#    after) gives the write time, from its log, and the size (the newest snapshot file); RSS
+#    after recovery is read.
+# Every run's figures go to OUT/tree.csv (default: a temporary directory, printed), one row per
+# server and run, and the medians to stdout.
+#
+# SHEPHERD (default target/release/shepherd) is the server and the probing client,
+# SHEPHERD_BENCH (default target/release/shepherd-bench) fills the tree; build both with
+# `cargo build --release --bin shepherd --bin shepherd-bench`. Needs Debian's zookeeper and a
+# JDK (jcmd). Disk: about NODES × 2 KiB per server and run (every snapshot of the growing tree
+# is kept, as both servers keep them by default).
+set -euo pipefail
+
+nodes=${1:?usage: $0 NODES [RUNS] [OUT]}
+runs=${2:-3}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+shepherd=${SHEPHERD:-$root/target/release/shepherd}
+bench=${SHEPHERD_BENCH:-$root/target/release/shepherd-bench}
+out=${3:-$(mktemp -d "${TMPDIR:-/tmp}/tree.XXXXXX")}
+mkdir -p "$out"
+commit=$(git -C "$root" rev-parse --short HEAD)
+csv=$out/tree.csv
+echo "server,run,nodes,rss_before,rss_after,bytes_per_node,fill_s,data_dir_bytes,snapshot_bytes,recovery_s,rss_recovered,snapshot_ms" >"$csv"
+ZK_LOGGERS="org.apache.zookeeper.server.ZooKeeperServer org.apache.zookeeper.server.persistence.FileTxnSnapLog"
+
+now() { date +%s.%N; }
+pid=
+trap '[[ -z $pid ]] || kill -9 "$pid" 2>/dev/null || true' EXIT
+
+# Starts KIND on DIR (a data directory for Shepherd, zk.sh's directory for ZooKeeper); sets
+# $pid and $addr.
+start() {
+  local kind=$1 dir=$2 line
+  if [[ $kind == shepherd ]]; then
+    mkdir -p "$dir"
+    exec {fd}< <(RUST_LOG=info exec "$shepherd" serve --port 0 --data-dir "$dir/data" 2>>"$dir/serve.log")
+    pid=$!
+    read -r -t 1800 line <&"$fd" || { echo "shepherd serve did not start; see $dir" >&2; exit 1; }
+    addr=${line#shepherd listening on }
+  else
+    read -r _ port _ pid < <(ZK_INFO_LOGGERS=$ZK_LOGGERS "$here/zk.sh" start "$dir" yes)
+    addr=127.0.0.1:$port
+  fi
+}
+
+kill9() {
+  kill -9 "$pid"
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+  pid=
+}
+
+rss() { awk '/VmRSS/ { print $2 * 1024 }' "/proc/$1/status"; }
+
+# The newest snapshot's size in DATA (ZooKeeper's layout: version-2/snapshot.ZXID).
+newest_snapshot() {
+  local file
+  file=$(find "$1" -name 'snapshot.*' -printf '%T@ %s\n' | sort -n | tail -n 1)
+  echo "${file#* }"
+}
+
+# The write time, ms, of the last snapshot KIND logged in DIR.
+snapshot_ms() {
+  local kind=$1 dir=$2
+  if [[ $kind == shepherd ]]; then
+    grep -o 'snapshot written .*ms=[0-9]*' "$dir/serve.log" | tail -n 1 | sed 's/.*ms=//'
+  else
+    grep -o 'Snapshot taken in [0-9]* ms' "$dir/zookeeper.log" | tail -n 1 | awk '{ print $4 }'
+  fi
+}
+
+measure() {
+  local kind=$1 run=$2 dir=$out/$1-$2 copy=$out/$1-$2-copy count per fill_s before after t0 t1 snap_ms
+  rm -rf "$dir" "$copy"
+  start "$kind" "$dir"
+  echo "# run $run, $kind at $addr: filling $nodes nodes" >&2
+  local reading=()
+  [[ $kind == zookeeper ]] && reading=(--before-reading "jcmd $pid GC.run")
+  "$bench" tree --nodes "$nodes" --connect "$addr" --server-pid "$pid" --label "$kind" \
+    "${reading[@]}" --csv "$dir.fill.csv" >&2
+  IFS=, read -r _ count before after per fill_s < <(tail -n 1 "$dir.fill.csv")
+  kill9
+  cp -a "$dir" "$copy"
+  : >"$copy/serve.log" 2>/dev/null || true
+  [[ $kind == zookeeper ]] && : >"$copy/zookeeper.log"
+  local data_bytes snap_bytes
+  data_bytes=$(du -sb "$copy/data" | cut -f1)
+  rm -rf "$dir"
+  t0=$(now)
+  start "$kind" "$copy"
+  until "$shepherd" get --server "$addr" /clickhouse/tables >/dev/null 2>&1; do
+    kill -0 "$pid" 2>/dev/null || { echo "$kind exited on recovery; see $copy" >&2; exit 1; }
+    sleep 0.02
+  done
+  t1=$(now)
+  # Shepherd writes its snapshot of the recovered tree after it serves: wait for its line.
+  for _ in $(seq 600); do
+    snap_ms=$(snapshot_ms "$kind" "$copy")
+    [[ -n $snap_ms ]] && break
+    sleep 0.5
+  done
+  local recovered
+  recovered=$(rss "$pid")
+  snap_bytes=$(newest_snapshot "$copy/data")
+  kill9
+  rm -rf "$copy"
+  echo "$kind,$run,$count,$before,$after,$per,$fill_s,$data_bytes,$snap_bytes,$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'),$recovered,${snap_ms:-}" | tee -a "$csv"
+}
+
+echo "# tree.sh $nodes nodes, $runs runs, commit $commit, out $out" >&2
+for run in $(seq "$runs"); do
+  measure zookeeper "$run"
+  measure shepherd "$run"
+done
+
+python3 - "$csv" "$commit" <<'EOF'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+def med(kind, key):
+    values = [float(r[key]) for r in rows if r["server"] == kind and r[key]]
+    return statistics.median(values) if values else float("nan"), values
+print(f"commit {sys.argv[2]}, {rows[0]['nodes'] if rows else '?'} nodes; medians (every run)")
+print("| measure | ZooKeeper 3.8 | Shepherd | ratio |")
+print("|---|---:|---:|---:|")
+for key, name, scale in [
+    ("bytes_per_node", "RSS per node, B", 1),
+    ("rss_after", "RSS after the fill, MiB", 1 / 1048576),
+    ("fill_s", "fill, s", 1),
+    ("data_dir_bytes", "data directory after kill -9, MiB", 1 / 1048576),
+    ("snapshot_bytes", "snapshot of the recovered tree, MiB", 1 / 1048576),
+    ("recovery_s", "start to serving after kill -9, s", 1),
+    ("rss_recovered", "RSS after recovery, MiB", 1 / 1048576),
+    ("snapshot_ms", "its write time, ms", 1),
+]:
+    (zk, zks), (sh, shs) = med("zookeeper", key), med("shepherd", key)
+    fmt = lambda v: f"{v * scale:,.1f}"
+    ratio = f"1/{zk / sh:.1f}" if sh and zk >= sh else f"{sh / zk:.2f}×"
+    print(f"| {name} | {fmt(zk)} ({', '.join(fmt(v) for v in zks)}) | "
+          f"{fmt(sh)} ({', '.join(fmt(v) for v in shs)}) | {ratio} |")
+EOF

@@ -1,0 +1,247 @@
+//! `shepherd-bench tree`: the server's memory per node for a tree in the shape of a production
+//! one ([`shape`]), not a folder of equal nodes: the server's resident set (`VmRSS`) before
+//! and after the tree is created ([`fill`]), per node.
+//!
+//! What a tree costs besides memory (its snapshot's size and write time, and the time to
+//! serve again after `kill -9`) is the server's own business and is read off its data
+//! directory and log by `bench/scripts/tree.sh`, which runs this against both servers.
+//!
+//! Invariants: the figure is only reported for the whole tree (a failed create makes the run
+//! an error); the shape's own statistics are printed with it, so that the tree measured can be
+//! checked against the one it imitates.
+
+mod fill;
+pub mod shape;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+
+use crate::error::{Error, Result};
+use crate::load::connect_many;
+use crate::target::TargetArgs;
+use shape::Shape;
+
+/// `shepherd-bench tree` options.
+#[derive(Args, Debug, Clone)]
+pub struct TreeArgs {
+    /// Nodes in the tree, folders included.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub nodes: usize,
+    /// Sessions creating the leaves.
+    #[arg(long, default_value_t = 4)]
+    pub sessions: usize,
+    /// Creates in flight per session.
+    #[arg(long = "in-flight", default_value_t = 256)]
+    pub in_flight: usize,
+    /// Only print the shape's statistics (walks every node; no server).
+    #[arg(long = "stats-only")]
+    pub stats_only: bool,
+    /// Wait this long, ms, before each memory reading.
+    #[arg(long = "settle-ms", value_name = "MS", default_value_t = 2000)]
+    pub settle_ms: u64,
+    /// A shell command run before each memory reading, e.g. `jcmd PID GC.run` for a JVM.
+    #[arg(long = "before-reading", value_name = "COMMAND")]
+    pub before_reading: Option<String>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Also write the result as CSV (a header and one row).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+}
+
+/// One measurement.
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    /// Nodes created.
+    pub nodes: usize,
+    /// The server's RSS before, bytes.
+    pub rss_before: u64,
+    /// And after.
+    pub rss_after: u64,
+    /// Time to create them.
+    pub seconds: f64,
+}
+
+impl Measurement {
+    /// Bytes of RSS per node.
+    pub fn bytes_per_node(&self) -> f64 {
+        (self.rss_after as f64 - self.rss_before as f64) / self.nodes.max(1) as f64
+    }
+}
+
+/// The CSV's header line.
+pub const CSV_HEADER: &str = "server,nodes,rss_before,rss_after,bytes_per_node,seconds";
+
+/// Runs the benchmark as `shepherd-bench tree` does.
+pub fn main(args: &TreeArgs) -> ExitCode {
+    let shape = Shape::new(args.nodes);
+    if args.stats_only {
+        let stats = shape.stats();
+        println!(
+            "shape: {} nodes, mean path {:.1} B, mean last component {:.1} B, {:.1} % with \
+             data, mean data {:.1} B per node, widest parent {} children ({:.2} %)",
+            stats.nodes,
+            stats.mean_path(),
+            stats.mean_name(),
+            stats.data_share() * 100.0,
+            stats.mean_data(),
+            stats.widest,
+            stats.wide_share() * 100.0
+        );
+        return ExitCode::SUCCESS;
+    }
+    match execute(args, &shape) {
+        Ok((server, m)) => {
+            println!(
+                "tree: {server}: {} nodes in {:.1} s, RSS {:.1} → {:.1} MiB, {:.0} B per node",
+                m.nodes,
+                m.seconds,
+                m.rss_before as f64 / 1_048_576.0,
+                m.rss_after as f64 / 1_048_576.0,
+                m.bytes_per_node()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Creates the tree on the server and measures its memory before and after.
+///
+/// # Errors
+/// When no server can be reached or started, a create fails, the memory cannot be read, or the
+/// CSV cannot be written.
+pub fn execute(args: &TreeArgs, shape: &Shape) -> Result<(String, Measurement)> {
+    let runtime = args.target.client_runtime()?;
+    let mut target = args.target.open()?;
+    target.before_reading.clone_from(&args.before_reading);
+    let server = args.target.label.clone().unwrap_or(target.name.clone());
+    let settle = Duration::from_millis(args.settle_ms);
+    let measured = runtime.block_on(async {
+        let clients = connect_many(&target.connect, args.sessions.max(1)).await?;
+        tokio::time::sleep(settle).await;
+        let rss = || {
+            target.rss()?.ok_or_else(|| {
+                Error::Refused("the server's process is unknown: give --server-pid".to_owned())
+            })
+        };
+        let before = rss()?;
+        let started = Instant::now();
+        let filled = fill::fill(shape, &clients, args.in_flight.max(1)).await;
+        let seconds = started.elapsed().as_secs_f64();
+        if let Some(error) = filled.first_error {
+            return Err(Error::Refused(format!(
+                "{} creates failed, the first: {error}",
+                filled.failed
+            )));
+        }
+        tokio::time::sleep(settle).await;
+        let after = rss()?;
+        for client in &clients {
+            let _ = tokio::time::timeout(Duration::from_secs(10), client.close()).await;
+        }
+        Ok(Measurement {
+            nodes: filled.created,
+            rss_before: before,
+            rss_after: after,
+            seconds,
+        })
+    });
+    let _ = target.stop();
+    let measured = measured?;
+    if let Some(path) = &args.csv {
+        let write = || -> std::io::Result<()> {
+            let mut file = std::fs::File::create(path)?;
+            writeln!(file, "{CSV_HEADER}")?;
+            writeln!(
+                file,
+                "{},{},{},{},{:.1},{:.3}",
+                server.replace(',', ";"),
+                measured.nodes,
+                measured.rss_before,
+                measured.rss_after,
+                measured.bytes_per_node(),
+                measured.seconds
+            )
+        };
+        write().map_err(|source| Error::Io {
+            what: format!("write {}", path.display()),
+            source,
+        })?;
+    }
+    Ok((server, measured))
+}
+
+#[cfg(test)]
+mod tests {
+    use shepherd_cli::runtime::{self, Threads};
+
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: TreeArgs,
+    }
+
+    /// A small tree on an embedded server in this process (so the memory read is this
+    /// process's): every node is there afterwards, and a second fill of the same tree fails
+    /// on its first create rather than reporting a figure.
+    #[test]
+    fn a_small_tree_on_an_embedded_server() {
+        let server_rt = runtime::start(Threads::Workers(Some(1))).unwrap();
+        let server = server_rt
+            .block_on(shepherd_server::Server::builder().start())
+            .unwrap();
+        let (connect, pid) = (server.connect_string(), std::process::id().to_string());
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("tree.csv");
+        let args = Cli::try_parse_from([
+            "t",
+            "--nodes",
+            "3000",
+            "--settle-ms",
+            "0",
+            "--connect",
+            &connect,
+            "--server-pid",
+            &pid,
+            "--csv",
+            csv.to_str().unwrap(),
+        ])
+        .unwrap()
+        .args;
+        let shape = Shape::new(args.nodes);
+        let (_, m) = execute(&args, &shape).unwrap();
+        assert_eq!(m.nodes, shape.stats().nodes);
+        assert!(m.rss_before > 0 && m.rss_after > 0);
+        let text = std::fs::read_to_string(&csv).unwrap();
+        assert!(
+            text.starts_with(CSV_HEADER) && text.lines().count() == 2,
+            "{text}"
+        );
+        let count = server_rt.block_on(async {
+            let client = shepherd_client::Client::builder()
+                .connect(&connect)
+                .await
+                .unwrap();
+            let (_, stat) = client.get_data(shape::WIDE_PARENT).await.unwrap();
+            stat.num_children
+        });
+        assert_eq!(count as f64, (3000.0 * shape::WIDE_SHARE).round());
+        let error = execute(&args, &shape).unwrap_err().to_string();
+        assert!(
+            error.contains("creates failed") && error.contains("NodeExists"),
+            "{error}"
+        );
+        server_rt.block_on(server.shutdown());
+    }
+}
