@@ -10,6 +10,7 @@
 //! whether or not the event is later filtered out by ACL (docs/protocol.md §9.9); delivery is the caller's job.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use shepherd_protocol::{ErrorCode, EventType};
 
@@ -28,10 +29,14 @@ pub(crate) enum Mode {
 }
 
 /// One of the two watch managers.
+///
+/// A watched path's text is held once, shared by `by_path` and every connection's set in
+/// `by_conn`: a million watches over a hundred thousand paths are then a million 16-byte
+/// references, not a million copies of the path (docs/bench/watches.md).
 #[derive(Debug, Default)]
 pub(crate) struct WatchTable {
-    by_path: HashMap<String, BTreeMap<ConnId, Mode>>,
-    by_conn: HashMap<ConnId, BTreeSet<String>>,
+    by_path: HashMap<Arc<str>, BTreeMap<ConnId, Mode>>,
+    by_conn: HashMap<ConnId, BTreeSet<Arc<str>>>,
     /// (connection, path) registrations, kept up to date by every change.
     total: usize,
     recursive: usize,
@@ -39,11 +44,16 @@ pub(crate) struct WatchTable {
 
 impl WatchTable {
     /// Registers (or overwrites, docs/protocol.md §9.4) the connection's watch on `path`. A herd waiter re-arms
-    /// the same watch after every release, so the path is copied only when it is new to a map.
+    /// the same watch after every release, so the path is copied only when it is new to the table.
     pub fn add(&mut self, path: &str, conn: ConnId, mode: Mode) {
-        if !self.by_path.contains_key(path) {
-            self.by_path.insert(path.to_string(), BTreeMap::new());
-        }
+        let shared = match self.by_path.get_key_value(path) {
+            Some((shared, _)) => Arc::clone(shared),
+            None => {
+                let shared: Arc<str> = Arc::from(path);
+                self.by_path.insert(Arc::clone(&shared), BTreeMap::new());
+                shared
+            }
+        };
         let old = self
             .by_path
             .get_mut(path)
@@ -58,10 +68,7 @@ impl WatchTable {
         if mode == Mode::Recursive {
             self.recursive += 1;
         }
-        let paths = self.by_conn.entry(conn).or_default();
-        if !paths.contains(path) {
-            paths.insert(path.to_string());
-        }
+        self.by_conn.entry(conn).or_default().insert(shared);
     }
 
     /// Removes the connection's watch on `path`, whatever its mode. False if there was none.
@@ -216,7 +223,7 @@ impl WatchTable {
         paths
             .range::<str, _>((from, Unbounded))
             .take(max)
-            .cloned()
+            .map(|path| path.to_string())
             .collect()
     }
 
@@ -224,7 +231,7 @@ impl WatchTable {
     pub fn entries(&self) -> impl Iterator<Item = (ConnId, &str, Mode)> {
         self.by_path
             .iter()
-            .flat_map(|(p, w)| w.iter().map(move |(c, m)| (*c, p.as_str(), *m)))
+            .flat_map(|(p, w)| w.iter().map(move |(c, m)| (*c, &**p, *m)))
     }
 
     /// One connection's registrations, by path.
@@ -234,8 +241,8 @@ impl WatchTable {
             .into_iter()
             .flatten()
             .filter_map(move |p| {
-                let mode = self.by_path.get(p)?.get(&conn)?;
-                Some((p.as_str(), *mode))
+                let mode = self.by_path.get(&**p)?.get(&conn)?;
+                Some((&**p, *mode))
             })
     }
 }
