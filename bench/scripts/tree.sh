@@ -8,7 +8,8 @@
 # 1. starts on an empty data directory, durable (forceSync=yes, snapCount=100000 on both:
 #    each server's default), ZooKeeper with the JVM's default heap (a quarter of the RAM);
 # 2. `shepherd-bench tree --nodes NODES` creates the tree (4 sessions, 256 creates in flight
-#    each) and reads the server's RSS before and after (ZooKeeper's after `jcmd PID GC.run`);
+#    each) and reads the server's RSS before and after (ZooKeeper's after `jcmd PID GC.run`,
+#    with the heap in use after that collection, `GC.heap_info`, recorded too);
 # 3. is killed with SIGKILL; the data directory is copied (cp -a) and the copy measured: its
 #    size;
 # 4. starts on the copy; the time from the start command to the first successful getData of
@@ -36,7 +37,7 @@ out=${3:-$(mktemp -d "${TMPDIR:-/tmp}/tree.XXXXXX")}
 mkdir -p "$out"
 commit=$(git -C "$root" rev-parse --short HEAD)
 csv=$out/tree.csv
-echo "server,run,nodes,rss_before,rss_after,bytes_per_node,fill_s,data_dir_bytes,snapshot_bytes,recovery_s,rss_recovered,snapshot_ms" >"$csv"
+echo "server,run,nodes,rss_before,rss_after,bytes_per_node,fill_s,data_dir_bytes,snapshot_bytes,recovery_s,rss_recovered,snapshot_ms,heap_bytes_per_node" >"$csv"
 ZK_LOGGERS="org.apache.zookeeper.server.ZooKeeperServer org.apache.zookeeper.server.persistence.FileTxnSnapLog"
 
 now() { date +%s.%N; }
@@ -90,10 +91,17 @@ measure() {
   start "$kind" "$dir"
   echo "# run $run, $kind at $addr: filling $nodes nodes" >&2
   local reading=()
-  [[ $kind == zookeeper ]] && reading=(--before-reading "jcmd $pid GC.run")
+  [[ $kind == zookeeper ]] &&
+    reading=(--before-reading "jcmd $pid GC.run && jcmd $pid GC.heap_info >>$dir.heap.txt")
   "$bench" tree --nodes "$nodes" --connect "$addr" --server-pid "$pid" --label "$kind" \
     "${reading[@]}" --csv "$dir.fill.csv" >&2
   IFS=, read -r _ count before after per fill_s < <(tail -n 1 "$dir.fill.csv")
+  # ZooKeeper's heap in use after the full GC before each reading: before, then after.
+  local heap=
+  if [[ $kind == zookeeper ]]; then
+    heap=$(grep 'heap  ' "$dir.heap.txt" | grep -o 'used [0-9]*K' | tr -dc '0-9\n' |
+      paste -sd' ' | awk -v n="$count" '{ printf "%.1f", ($2 - $1) * 1024 / n }')
+  fi
   kill9
   cp -a "$dir" "$copy"
   : >"$copy/serve.log" 2>/dev/null || true
@@ -119,7 +127,7 @@ measure() {
   snap_bytes=$(newest_snapshot "$copy/data")
   kill9
   rm -rf "$copy"
-  echo "$kind,$run,$count,$before,$after,$per,$fill_s,$data_bytes,$snap_bytes,$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'),$recovered,${snap_ms:-}" | tee -a "$csv"
+  echo "$kind,$run,$count,$before,$after,$per,$fill_s,$data_bytes,$snap_bytes,$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'),$recovered,${snap_ms:-},$heap" | tee -a "$csv"
 }
 
 echo "# tree.sh $nodes nodes, $runs runs, commit $commit, out $out" >&2
@@ -152,4 +160,9 @@ for key, name, scale in [
     ratio = f"1/{zk / sh:.1f}" if sh and zk >= sh else f"{sh / zk:.2f}×"
     print(f"| {name} | {fmt(zk)} ({', '.join(fmt(v) for v in zks)}) | "
           f"{fmt(sh)} ({', '.join(fmt(v) for v in shs)}) | {ratio} |")
+heap, heaps = med("zookeeper", "heap_bytes_per_node")
+if heaps:
+    sh, _ = med("shepherd", "bytes_per_node")
+    print(f"| ZooKeeper's heap in use after a full GC, per node, B | {heap:,.1f} "
+          f"({', '.join(f'{v:,.1f}' for v in heaps)}) | (RSS) {sh:,.1f} | 1/{heap / sh:.1f} |")
 EOF

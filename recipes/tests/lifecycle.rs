@@ -145,12 +145,22 @@ on_both_servers! {
         a.create(&fixed, b"", &shepherd_client::CreateOptions::persistent())
             .await
             .unwrap();
-        let eph = EphemeralLock::new(&b, format!("{fixed}/lock"));
-        tokio::select! {
-            biased;
-            _ = eph.acquire() => panic!("not polled twice"),
-            _ = std::future::ready(()) => {}
+        // The node is free, so its acquisition can win the race: on a loaded machine the
+        // whole round trip may finish before the first poll looks at the reply. Then it is
+        // released and another one cancelled, until one is dropped in flight.
+        let mut dropped_in_flight = false;
+        for _ in 0..20 {
+            let eph = EphemeralLock::new(&b, format!("{fixed}/lock"));
+            tokio::select! {
+                biased;
+                won = eph.acquire() => won.unwrap().release().await.unwrap(),
+                _ = std::future::ready(()) => {
+                    dropped_in_flight = true;
+                    break;
+                }
+            }
         }
+        assert!(dropped_in_flight, "20 acquisitions of a free node all done at the first poll");
         b.exists("/").await.unwrap();
         wait_children(&a, &fixed, <[String]>::is_empty).await;
         held.release().await.unwrap();
