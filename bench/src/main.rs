@@ -6,6 +6,7 @@
 //! (`benches/`) and the `loadgen_floor` example live in this package too, and the scripts that
 //! run them side by side with ZooKeeper in `scripts/`.
 
+mod block;
 mod connect;
 mod error;
 mod herd;

@@ -4,6 +4,8 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
+use crate::wait::{WAIT, bounded};
+
 /// The address in a `shepherd listening on ADDR` line (`ADDR` alone, without the ` (TLS)` a
 /// secure port's line adds), or `None` for any other line.
 pub fn listening_addr(line: &str) -> Option<&str> {
@@ -39,6 +41,41 @@ pub fn spawn_serve(serve: &mut Command) -> (Child, String) {
             let _ = child.kill();
             let _ = child.wait();
             panic!("shepherd serve's first line is not `shepherd listening on ADDR`: {line:?}");
+        }
+    }
+}
+
+/// Spawns `serve` as [`spawn_serve`] does, for a child that runs long: the listening line may
+/// come after others, it is awaited without blocking (bounded by [`WAIT`]), and a thread drains
+/// the child's stdout for as long as it runs, so that it never meets a full pipe.
+///
+/// # Panics
+/// If the process cannot be spawned, or prints no listening line within [`WAIT`] (the child is
+/// killed first).
+pub async fn spawn_serve_draining(serve: &mut Command) -> (Child, String) {
+    let mut child = serve
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {serve:?}: {e}"));
+    let stdout = child.stdout.take().expect("a piped stdout");
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let mut tx = Some(tx);
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let (Some(addr), Some(tx)) = (listening_addr(&line), tx.take()) {
+                let _ = tx.send(addr.to_owned());
+            }
+        }
+    });
+    match bounded(WAIT, "shepherd serve's listening line", rx).await {
+        Ok(Ok(addr)) => (child, addr),
+        other => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{serve:?} did not start: {other:?}");
         }
     }
 }

@@ -82,28 +82,16 @@ pub fn csv_row(server: &str, size: usize, phase: &Phase) -> String {
 
 /// Runs the benchmark and prints a CSV header and one row per phase.
 pub fn main(args: &LatenciesArgs) -> ExitCode {
-    let runtime = match shepherd_cli::runtime::start(shepherd_cli::runtime::Threads::Workers(None))
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("latencies: cannot start the client runtime: {error}");
-            return ExitCode::FAILURE;
-        }
+    let phases = match crate::block::run("latencies", execute(args)) {
+        Ok(phases) => phases,
+        Err(code) => return code,
     };
-    match runtime.block_on(execute(args)) {
-        Ok(phases) => {
-            let label = args.label.as_deref().unwrap_or(&args.connect);
-            println!("{CSV_HEADER}");
-            for phase in &phases {
-                println!("{}", csv_row(label, args.size, phase));
-            }
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!("latencies: {error}");
-            ExitCode::FAILURE
-        }
+    let label = args.label.as_deref().unwrap_or(&args.connect);
+    println!("{CSV_HEADER}");
+    for phase in &phases {
+        println!("{}", csv_row(label, args.size, phase));
     }
+    ExitCode::SUCCESS
 }
 
 /// The eight phases against `args.connect`, under a root of this process's own, removed after.
@@ -136,19 +124,22 @@ pub async fn execute(args: &LatenciesArgs) -> Result<Vec<Phase>> {
                 .await
                 .map(drop)
         })
-        .await?,
+        .await?
+        .0,
     );
     phases.push(
         timed("set", &paths, |p| async move {
             client.set_data(p, data, None).await.map(drop)
         })
-        .await?,
+        .await?
+        .0,
     );
     phases.push(
         timed("get", &paths, |p| async move {
             client.get_data(p).await.map(drop)
         })
-        .await?,
+        .await?
+        .0,
     );
     phases.push(
         timed(
@@ -156,7 +147,8 @@ pub async fn execute(args: &LatenciesArgs) -> Result<Vec<Phase>> {
             &paths,
             |p| async move { client.delete(p, None).await },
         )
-        .await?,
+        .await?
+        .0,
     );
     phases.push(
         timed("create_ephemeral", &paths, |p| async move {
@@ -165,26 +157,20 @@ pub async fn execute(args: &LatenciesArgs) -> Result<Vec<Phase>> {
                 .await
                 .map(drop)
         })
-        .await?,
+        .await?
+        .0,
     );
-    let mut watchers = Vec::with_capacity(paths.len());
-    let started = Instant::now();
-    let mut latencies = Vec::with_capacity(paths.len());
-    for path in &paths {
-        let call = Instant::now();
-        let (_, watcher) = client
-            .exists_w(path)
-            .await
-            .map_err(|source| failed(format!("watch {path}"), source))?;
-        latencies.push(call.elapsed());
-        watchers.push(watcher);
-    }
-    phases.push(finish("watch", latencies, started));
+    let (phase, watchers) = timed("watch", &paths, |p| async move {
+        client.exists_w(p).await.map(|(_, watcher)| watcher)
+    })
+    .await?;
+    phases.push(phase);
     phases.push(
         timed("delete_ephemeral", &paths, |p| async move {
             client.delete(p, None).await
         })
-        .await?,
+        .await?
+        .0,
     );
     // As the script's "notif" line: how long, once the deletes are done, until every watch's
     // event is in (most arrived during the deletes, each before the reply of the delete after).
@@ -205,22 +191,28 @@ pub async fn execute(args: &LatenciesArgs) -> Result<Vec<Phase>> {
     Ok(phases)
 }
 
-/// Calls `call` on every path in turn, timing each.
-async fn timed<'a, F, Fut>(name: &'static str, paths: &'a [String], call: F) -> Result<Phase>
+/// Calls `call` on every path in turn, timing each; the phase, and what the calls returned.
+async fn timed<'a, F, Fut, T>(
+    name: &'static str,
+    paths: &'a [String],
+    call: F,
+) -> Result<(Phase, Vec<T>)>
 where
     F: Fn(&'a str) -> Fut,
-    Fut: Future<Output = std::result::Result<(), shepherd_client::Error>>,
+    Fut: Future<Output = std::result::Result<T, shepherd_client::Error>>,
 {
     let started = Instant::now();
     let mut latencies = Vec::with_capacity(paths.len());
+    let mut returned = Vec::with_capacity(paths.len());
     for path in paths {
         let one = Instant::now();
-        call(path)
+        let value = call(path)
             .await
             .map_err(|source| failed(format!("{name} {path}"), source))?;
         latencies.push(one.elapsed());
+        returned.push(value);
     }
-    Ok(finish(name, latencies, started))
+    Ok((finish(name, latencies, started), returned))
 }
 
 fn finish(name: &'static str, mut latencies: Vec<Duration>, started: Instant) -> Phase {

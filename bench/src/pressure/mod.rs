@@ -106,31 +106,19 @@ pub fn csv_row(server: &str, size: usize, burst: &Burst) -> String {
 /// Runs the benchmark and prints a CSV header and one row per burst measured; fails if a burst
 /// failed (its row printed first).
 pub fn main(args: &PressureArgs) -> ExitCode {
-    let runtime = match shepherd_cli::runtime::start(shepherd_cli::runtime::Threads::Workers(None))
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("pressure: cannot start the client runtime: {error}");
-            return ExitCode::FAILURE;
-        }
+    let bursts = match crate::block::run("pressure", execute(args)) {
+        Ok(bursts) => bursts,
+        Err(code) => return code,
     };
-    match runtime.block_on(execute(args)) {
-        Ok(bursts) => {
-            let label = args.label.as_deref().unwrap_or(&args.connect);
-            println!("{CSV_HEADER}");
-            for burst in &bursts {
-                println!("{}", csv_row(label, args.size, burst));
-            }
-            if bursts.iter().any(|b| b.error.is_some()) {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            }
-        }
-        Err(error) => {
-            eprintln!("pressure: {error}");
-            ExitCode::FAILURE
-        }
+    let label = args.label.as_deref().unwrap_or(&args.connect);
+    println!("{CSV_HEADER}");
+    for burst in &bursts {
+        println!("{}", csv_row(label, args.size, burst));
+    }
+    if bursts.iter().any(|b| b.error.is_some()) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

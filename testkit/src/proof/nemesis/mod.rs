@@ -17,6 +17,7 @@
 //! waits on it for a result), or half the pace in operations if the workload goes on
 //! meanwhile, or until the workload ends.
 
+mod owned;
 pub mod serve;
 pub mod zookeeper;
 

@@ -3,23 +3,21 @@
 //! and resume their sessions from what the server had made durable.
 //!
 //! Invariant: at most one child runs at a time, and none outlives this value (it is killed on
-//! drop, and its data directory removed); every start waits, bounded, for the child's
-//! `listening` line.
+//! drop, and its data directory removed: [`Owned`]); every start waits, bounded, for the
+//! child's `listening` line.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 
-use crate::listening_addr;
-use crate::wait::{WAIT, bounded};
+use super::owned::Owned;
+use crate::serve_child::spawn_serve_draining;
 
 /// A durable `shepherd serve` that can be killed and restarted.
 #[derive(Debug)]
 pub struct DurableServe {
     bin: PathBuf,
-    dir: PathBuf,
     addr: String,
-    child: Option<Child>,
+    process: Owned,
 }
 
 impl DurableServe {
@@ -27,14 +25,15 @@ impl DurableServe {
     /// now on, removed when it is dropped.
     ///
     /// # Panics
-    /// If it does not announce its address within [`WAIT`].
+    /// If it does not announce its address in time ([`spawn_serve_draining`]).
     pub async fn start(bin: &Path, dir: &Path) -> DurableServe {
+        let mut process = Owned::new(dir);
         let (child, addr) = spawn(bin, dir, 0).await;
+        process.run(child);
         DurableServe {
             bin: bin.to_owned(),
-            dir: dir.to_owned(),
             addr,
-            child: Some(child),
+            process,
         }
     }
 
@@ -45,15 +44,12 @@ impl DurableServe {
 
     /// SIGKILL, and reaps the child: nothing of it runs when this returns.
     pub fn kill9(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.process.kill9();
     }
 
     /// Starts the server again on the same directory and port (after [`kill9`](Self::kill9)).
     pub async fn restart(&mut self) {
-        if self.child.is_some() {
+        if self.process.running() {
             return;
         }
         let port = self
@@ -62,23 +58,15 @@ impl DurableServe {
             .next()
             .and_then(|p| p.parse().ok())
             .unwrap_or(0);
-        let (child, _) = spawn(&self.bin, &self.dir, port).await;
-        self.child = Some(child);
+        let (child, _) = spawn(&self.bin, self.process.dir(), port).await;
+        self.process.run(child);
     }
 }
 
-impl Drop for DurableServe {
-    /// Kills the process and removes its directory, which is this value's alone.
-    fn drop(&mut self) {
-        self.kill9();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// Spawns the server and reads its address from the first lines of its stdout, on a thread
-/// that then drains the rest, so that the child never meets a full pipe.
+/// Spawns the server on `port` (0: any) and waits for its address.
 async fn spawn(bin: &Path, dir: &Path, port: u16) -> (Child, String) {
-    let mut child = Command::new(bin)
+    let mut serve = Command::new(bin);
+    serve
         .args([
             "serve",
             "--bind",
@@ -88,32 +76,6 @@ async fn spawn(bin: &Path, dir: &Path, port: u16) -> (Child, String) {
             "--data-dir",
         ])
         .arg(dir)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn {} serve: {e}", bin.display()));
-    let stdout = child.stdout.take().expect("a piped stdout");
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    std::thread::spawn(move || {
-        let mut tx = Some(tx);
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let (Some(addr), Some(tx)) = (listening_addr(&line), tx.take()) {
-                let _ = tx.send(addr.to_owned());
-            }
-        }
-    });
-    match bounded(WAIT, "shepherd serve's listening line", rx).await {
-        Ok(Ok(addr)) => (child, addr),
-        other => {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "shepherd serve --data-dir {} did not start: {other:?}",
-                dir.display()
-            );
-        }
-    }
+        .env_remove("RUST_LOG");
+    spawn_serve_draining(&mut serve).await
 }

@@ -3,12 +3,13 @@
 //! dataDir and port: the shared one CI starts must not be killed under other tests.
 //!
 //! Invariant: at most one JVM runs at a time and none outlives this value (killed on drop,
-//! its directory removed); every start waits, bounded, until `srvr` answers with a `Mode:`
+//! its directory removed: [`Owned`]); every start waits, bounded, until `srvr` answers with a `Mode:`
 //! line, the moment ZooKeeper accepts sessions (it answers `ruok` earlier).
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 
+use super::owned::Owned;
 use crate::ensemble::real::{mode, poll};
 
 /// The classpath of Debian's ZooKeeper, as `.ci/real-zk.sh` has it.
@@ -18,9 +19,8 @@ const CLASSPATH: &str = "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-api
 /// A ZooKeeper standalone JVM that can be killed and restarted.
 #[derive(Debug)]
 pub struct OwnZooKeeper {
-    dir: PathBuf,
     port: u16,
-    child: Option<Child>,
+    process: Owned,
 }
 
 impl OwnZooKeeper {
@@ -57,9 +57,8 @@ impl OwnZooKeeper {
         )
         .expect("write log4j.properties");
         let mut zk = OwnZooKeeper {
-            dir: dir.to_owned(),
             port,
-            child: None,
+            process: Owned::new(dir),
         };
         zk.restart().await;
         zk
@@ -72,18 +71,16 @@ impl OwnZooKeeper {
 
     /// SIGKILL, and reaps the JVM.
     pub fn kill9(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.process.kill9();
     }
 
     /// Starts the JVM (again) on the same dataDir and port; returns once it accepts sessions.
     pub async fn restart(&mut self) {
-        if self.child.is_some() {
+        if self.process.running() {
             return;
         }
-        let log = std::fs::File::create(self.dir.join("zookeeper.log")).expect("the log file");
+        let dir = self.process.dir();
+        let log = std::fs::File::create(dir.join("zookeeper.log")).expect("the log file");
         let child = Command::new("java")
             .args([
                 "-Xmx256m",
@@ -91,28 +88,20 @@ impl OwnZooKeeper {
                 "-XX:TieredStopAtLevel=1",
                 "-cp",
             ])
-            .arg(format!("{}:{CLASSPATH}", self.dir.display()))
+            .arg(format!("{}:{CLASSPATH}", dir.display()))
             .arg("org.apache.zookeeper.server.ZooKeeperServerMain")
-            .arg(self.dir.join("zoo.cfg"))
+            .arg(dir.join("zoo.cfg"))
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn ZooKeeper's JVM");
-        self.child = Some(child);
+        self.process.run(child);
         let port = self.port;
         poll("our ZooKeeper to accept sessions", || async move {
             mode(port).await.is_some()
         })
         .await;
-    }
-}
-
-impl Drop for OwnZooKeeper {
-    /// Kills the process and removes its directory, which is this value's alone.
-    fn drop(&mut self) {
-        self.kill9();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

@@ -1,6 +1,7 @@
 //! The steps every workload's worker shares: one operation bounded and sorted into ok, fail or
 //! info ([`attempt`]); setup that survives faults ([`ensure_path`], [`ensure_node`]); waiting
-//! out a lost connection ([`reconnected`]); running the workers ([`each_worker`]); and reading
+//! out a lost connection ([`reconnected`]); running the workers ([`each_worker`], and
+//! [`add_or_look`] for the workloads whose workers add new elements half the time); and reading
 //! node data and sequential names.
 //!
 //! Invariant: only ZooKeeper's own outcome codes are definite failures; every other error, and
@@ -10,6 +11,8 @@ use std::future::Future;
 use std::time::Duration;
 
 use shepherd_client::{Client, CreateOptions, Error, SessionState};
+
+use crate::proof::workload::plan::{Plan, Process};
 
 /// The longest one operation may take before it is recorded as info and abandoned.
 pub const OP_TIMEOUT: Duration = Duration::from_secs(5);
@@ -99,6 +102,53 @@ where
             panic!("a workload worker failed: {}", crate::panic_message(e));
         }
     }
+}
+
+/// The worker loop of the set and queue workloads, on every client at once: while the plan
+/// allows, each worker either adds a new element (`add`, with `worker × 1 000 000 + n`, unique
+/// to the worker's n-th add) or looks (`look`: a read, a dequeue), a coin toss seeded by the
+/// plan's seed and the worker. Each step says whether its outcome is known; after an unknown
+/// one the worker's process has crashed, as the history models it, and the worker goes on as a
+/// new process once its session is connected again (or stops if it never is).
+pub async fn add_or_look<A, AF, L, LF>(clients: &[Client], plan: &Plan, add: A, look: L)
+where
+    A: Fn(Client, i64, u64) -> AF + Clone + Send + 'static,
+    AF: Future<Output = bool> + Send,
+    L: Fn(Client, u64) -> LF + Clone + Send + 'static,
+    LF: Future<Output = bool> + Send,
+{
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    let workers = clients.len();
+    each_worker(clients, |worker, client| {
+        let (plan, add, look) = (plan.clone(), add.clone(), look.clone());
+        async move {
+            let mut rng = StdRng::seed_from_u64(plan.seed ^ (worker as u64).wrapping_mul(0x9e37));
+            let mut process = Process::new(worker, workers);
+            let mut count = 0i64;
+            while plan.next() {
+                let known = if rng.random_bool(0.5) {
+                    count += 1;
+                    add(
+                        client.clone(),
+                        worker as i64 * 1_000_000 + count,
+                        process.id(),
+                    )
+                    .await
+                } else {
+                    look(client.clone(), process.id()).await
+                };
+                if !known {
+                    process.crashed();
+                    if !reconnected(&client).await {
+                        break;
+                    }
+                }
+            }
+        }
+    })
+    .await;
 }
 
 /// Decimal integers, comma separated (the set's and the register's node data): `None` for an

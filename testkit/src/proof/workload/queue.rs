@@ -7,13 +7,11 @@
 //! version), and the item taken was the smallest when the head was read (later enqueues number
 //! higher), so a dequeue is ok only with the element it removed; an empty queue is a fail.
 
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 use shepherd_client::{Client, CreateMode, CreateOptions};
 
 use crate::proof::history::{F, Recorder, Value};
 use crate::proof::workload::op::{
-    Outcome, attempt, each_worker, ensure_node, ensure_path, parse_ints, reconnected, sequence_of,
+    Outcome, add_or_look, attempt, ensure_node, ensure_path, parse_ints, reconnected, sequence_of,
 };
 use crate::proof::workload::plan::{Plan, Process};
 
@@ -32,30 +30,22 @@ pub async fn run(clients: &[Client], root: &str, plan: &Plan, recorder: &Recorde
     ensure_path(first, &items).await;
     ensure_node(first, &head, b"").await;
     let workers = clients.len();
-    each_worker(clients, |worker, client| {
-        let (items, head, plan, recorder) =
-            (items.clone(), head.clone(), plan.clone(), recorder.clone());
-        async move {
-            let mut rng = StdRng::seed_from_u64(plan.seed ^ (worker as u64).wrapping_mul(0x9e37));
-            let mut process = Process::new(worker, workers);
-            let mut count = 0i64;
-            while plan.next() {
-                let known = if rng.random_bool(0.5) {
-                    count += 1;
-                    let element = worker as i64 * 1_000_000 + count;
-                    enqueue(&client, &items, element, &recorder, process.id()).await
-                } else {
-                    dequeue(&client, &items, &head, &recorder, process.id()).await != Taken::Unknown
-                };
-                if !known {
-                    process.crashed();
-                    if !reconnected(&client).await {
-                        break;
-                    }
-                }
+    let adding = (items.clone(), recorder.clone());
+    let taking = (items.clone(), head.clone(), recorder.clone());
+    add_or_look(
+        clients,
+        plan,
+        move |client, element, process| {
+            let (items, recorder) = adding.clone();
+            async move { enqueue(&client, &items, element, &recorder, process).await }
+        },
+        move |client, process| {
+            let (items, head, recorder) = taking.clone();
+            async move {
+                dequeue(&client, &items, &head, &recorder, process).await != Taken::Unknown
             }
-        }
-    })
+        },
+    )
     .await;
     // The drain: processes of its own, after every worker; a new one after each unknown
     // outcome, as for the workers.

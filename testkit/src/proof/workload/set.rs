@@ -9,13 +9,11 @@
 //! checker can tell each add's element in every later read; an add retried after BadVersion is
 //! still one operation, ok only when a setData at the version read took effect.
 
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 use shepherd_client::Client;
 
 use crate::proof::history::{F, Recorder, Value};
 use crate::proof::workload::op::{
-    Outcome, attempt, each_worker, ensure_node, parse_ints, reconnected, synced,
+    Outcome, add_or_look, attempt, ensure_node, parse_ints, reconnected, synced,
 };
 use crate::proof::workload::plan::{Plan, Process};
 
@@ -35,29 +33,20 @@ pub async fn run(clients: &[Client], root: &str, plan: &Plan, recorder: &Recorde
         ensure_node(first, &path, b"").await;
     }
     let workers = clients.len();
-    each_worker(clients, |worker, client| {
-        let (path, plan, recorder) = (path.clone(), plan.clone(), recorder.clone());
-        async move {
-            let mut rng = StdRng::seed_from_u64(plan.seed ^ (worker as u64).wrapping_mul(0x9e37));
-            let mut process = Process::new(worker, workers);
-            let mut count = 0i64;
-            while plan.next() {
-                let known = if rng.random_bool(0.5) {
-                    count += 1;
-                    let element = worker as i64 * 1_000_000 + count;
-                    add(&client, &path, element, &recorder, process.id()).await
-                } else {
-                    read(&client, &path, &recorder, process.id()).await
-                };
-                if !known {
-                    process.crashed();
-                    if !reconnected(&client).await {
-                        break;
-                    }
-                }
-            }
-        }
-    })
+    let adding = (path.clone(), recorder.clone());
+    let reading = adding.clone();
+    add_or_look(
+        clients,
+        plan,
+        move |client, element, process| {
+            let (path, recorder) = adding.clone();
+            async move { add(&client, &path, element, &recorder, process).await }
+        },
+        move |client, process| {
+            let (path, recorder) = reading.clone();
+            async move { read(&client, &path, &recorder, process).await }
+        },
+    )
     .await;
     // The final read, after every add: what the set check judges against. A process of its
     // own, a new one after each unknown outcome, a bounded number of tries.
