@@ -13,15 +13,31 @@ pub(crate) const SYSTEM_NODES: [&str; 4] =
 /// Java checks UTF-16 code units; a character outside the BMP becomes a surrogate pair there
 /// (U+D800–U+DFFF, a banned range), so here every such character is invalid too.
 pub(crate) fn is_valid(path: &str) -> bool {
-    if !path.starts_with('/') {
+    let bytes = path.as_bytes();
+    if bytes.first() != Some(&b'/') {
         return false;
     }
-    if path.len() == 1 {
+    if bytes.len() == 1 {
         return true;
     }
-    if path.ends_with('/') {
+    if bytes.last() == Some(&b'/') {
         return false;
     }
+    if !path.is_ascii() {
+        return segments_valid(path);
+    }
+    // ASCII, nearly every path: one pass over the bytes (every request's path and every node
+    // of a recovery goes through here).
+    bytes[1..].split(|&b| b == b'/').all(|segment| {
+        !segment.is_empty()
+            && segment != b"."
+            && segment != b".."
+            && segment.iter().all(|&b| b >= 0x20 && b != 0x7f)
+    })
+}
+
+/// The segments of a path that starts with `/` and does not end with one, checked char by char.
+fn segments_valid(path: &str) -> bool {
     path[1..].split('/').all(|segment| {
         !segment.is_empty()
             && segment != "."
@@ -107,6 +123,17 @@ mod tests {
             "/\u{1f600}",
         ] {
             assert!(!is_valid(bad), "{bad:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The ASCII pass agrees with the char-by-char definition on any path of `/`, `.`,
+        /// letters and control bytes, the characters its cases turn on.
+        #[test]
+        fn the_ascii_pass_agrees_with_the_char_check(path in "/?[/.a\\x00-\\x1f\\x7f]{0,12}") {
+            let by_chars = path.starts_with('/')
+                && (path.len() == 1 || (!path.ends_with('/') && segments_valid(&path)));
+            proptest::prop_assert_eq!(is_valid(&path), by_chars);
         }
     }
 
