@@ -87,6 +87,17 @@ pub(crate) struct ServeArgs {
     /// P+i-1 (port 0: each on a free port). One `listening on` line per member, in order.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=255))]
     pub(crate) members: u16,
+    /// An in-process ensemble with one port per member, member 1 first (0: a free one), in
+    /// place of --members and --port: how a launcher brings back an ensemble that first
+    /// started on free ports, which need not be consecutive.
+    #[arg(
+        long = "member-ports",
+        value_name = "PORT,PORT,…",
+        value_delimiter = ',',
+        num_args = 1..=255,
+        conflicts_with_all = ["members", "port"]
+    )]
+    pub(crate) member_ports: Vec<u16>,
     /// Serve the test controls (docs/test-controls.md): JSON endpoints to expire sessions,
     /// cut or freeze connections, inject faults and inspect the server, for tests in any
     /// language. Loopback only; a random token, printed once at start, is required on

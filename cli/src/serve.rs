@@ -27,6 +27,7 @@ pub(crate) fn serve(args: ServeArgs) -> ExitCode {
         data_dir,
         jaas,
         members,
+        member_ports,
         test_controls,
         test_controls_port,
         test_controls_bind,
@@ -35,6 +36,11 @@ pub(crate) fn serve(args: ServeArgs) -> ExitCode {
         ready_json,
         exit_with_stdin,
     } = args;
+    // --member-ports is an ensemble of as many members (clap keeps it apart from --members).
+    let members = match u16::try_from(member_ports.len()) {
+        Ok(0) | Err(_) => members,
+        Ok(n) => n,
+    };
     let test_controls =
         test_controls.then(|| std::net::SocketAddr::new(test_controls_bind, test_controls_port));
     raise_open_files_limit();
@@ -143,7 +149,8 @@ pub(crate) fn serve(args: ServeArgs) -> ExitCode {
         let data_dir = config.durability.data_dir.clone();
         let mut builder = Server::builder()
             .config(config)
-            .members(usize::from(members));
+            .members(usize::from(members))
+            .member_ports(&member_ports);
         if let Some(addr) = test_controls {
             builder = builder
                 .test_controls(addr)

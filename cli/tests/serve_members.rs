@@ -67,3 +67,19 @@ fn zero_members_is_a_usage_error() {
         .expect("run shepherd serve");
     assert_eq!(output.status.code(), Some(2), "clap's usage error");
 }
+
+#[test]
+fn member_ports_is_an_ensemble_of_its_own_and_excludes_members_and_port() {
+    for excluded in [["--members", "2"], ["--port", "0"]] {
+        let output = Command::new(env!("CARGO_BIN_EXE_shepherd"))
+            .args(["serve", "--member-ports", "0,0"])
+            .args(excluded)
+            .output()
+            .expect("run shepherd serve");
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{excluded:?}: clap's usage error"
+        );
+    }
+}

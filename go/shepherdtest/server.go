@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -151,21 +152,23 @@ func (s *Server) start() error {
 	if err != nil {
 		return err
 	}
-	port := s.cfg.port
-	if len(s.ports) > 0 {
-		// Member i listens on --port P plus i-1: only consecutive ports can all come back.
-		for i, p := range s.ports {
-			if p != s.ports[0]+i {
-				return fmt.Errorf("shepherdtest: cannot restart this ensemble on the same ports %v: "+
-					"they are not consecutive; start it with Port(P) to restart it", s.ports)
-			}
-		}
-		port = s.ports[0]
-	}
 	args := []string{binary, "serve", "--ready-json", "--exit-with-stdin", "--test-controls",
-		"--bind", "127.0.0.1", "--port", strconv.Itoa(port)}
-	if s.cfg.members > 1 {
-		args = append(args, "--members", strconv.Itoa(s.cfg.members))
+		"--bind", "127.0.0.1"}
+	switch {
+	case len(s.ports) > 1:
+		// A restarted ensemble: each member back on its own port, consecutive or not.
+		ports := make([]string, len(s.ports))
+		for i, p := range s.ports {
+			ports[i] = strconv.Itoa(p)
+		}
+		args = append(args, "--member-ports", strings.Join(ports, ","))
+	case len(s.ports) == 1:
+		args = append(args, "--port", strconv.Itoa(s.ports[0]))
+	default:
+		args = append(args, "--port", strconv.Itoa(s.cfg.port))
+		if s.cfg.members > 1 {
+			args = append(args, "--members", strconv.Itoa(s.cfg.members))
+		}
 	}
 	if s.dataDir != "" {
 		args = append(args, "--data-dir", s.dataDir)

@@ -166,6 +166,28 @@ func TestRestartKeepsData(t *testing.T) {
 	}
 }
 
+// An ensemble on free ports, which need not be consecutive, restarts with every member on its
+// own port and the data kept.
+func TestEnsembleRestartKeepsPorts(t *testing.T) {
+	srv := shepherdtest.Start(t, shepherdtest.Members(3))
+	ports := srv.Ports()
+	conn, _ := connect(t, srv.Servers())
+	if _, err := conn.Create("/ensemble-kept", []byte("data"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Ports(); fmt.Sprint(got) != fmt.Sprint(ports) {
+		t.Fatalf("ports after restart %v, want %v", got, ports)
+	}
+	again, _ := connect(t, srv.Servers())
+	data, _, err := again.Get("/ensemble-kept")
+	if err != nil || !bytes.Equal(data, []byte("data")) {
+		t.Fatalf("after restart: %q, %v", data, err)
+	}
+}
+
 // Failover across three members: the member the client is on stops; the client moves to
 // another member with the same session.
 func TestEnsembleFailover(t *testing.T) {

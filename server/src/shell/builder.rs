@@ -45,6 +45,7 @@ impl Server {
             test_controls: None,
             open_commands: false,
             members: 1,
+            member_ports: Vec::new(),
         }
     }
 }
@@ -63,6 +64,8 @@ pub struct ServerBuilder {
     open_commands: bool,
     /// How many client endpoints (ensemble members) share the state.
     members: usize,
+    /// Each member's port, member 1 first, when given one by one.
+    member_ports: Vec<u16>,
 }
 
 /// The most members an in-process ensemble may have.
@@ -107,6 +110,18 @@ impl ServerBuilder {
     /// [`ServerHandle`] ([`ServerHandle::stop_member`] and the rest).
     pub fn members(mut self, n: usize) -> Self {
         self.members = n.clamp(1, MAX_MEMBERS);
+        self
+    }
+
+    /// An in-process ensemble with one port per member, member 1 first (0: a free one): as
+    /// many members as ports, whatever [`ServerBuilder::members`] and
+    /// [`ServerBuilder::port`] say. This is how an ensemble that started on free ports, which
+    /// need not be consecutive, comes back on the same ones.
+    pub fn member_ports(mut self, ports: &[u16]) -> Self {
+        self.member_ports = ports.iter().copied().take(MAX_MEMBERS).collect();
+        if !self.member_ports.is_empty() {
+            self.members = self.member_ports.len();
+        }
         self
     }
 
@@ -333,7 +348,10 @@ impl ServerBuilder {
             let ip = tls.secure_bind.unwrap_or(self.config.bind);
             secure_listener = Some((TcpListener::bind((ip, port)).await?, secure.clone()));
         }
-        let listeners = bind_members(self.listener, &self.config, self.members).await?;
+        let listeners = match self.member_ports.as_slice() {
+            [] => bind_members(self.listener, &self.config, self.members).await?,
+            ports => bind_each(self.listener, &self.config, ports).await?,
+        };
         #[cfg(feature = "http")]
         let http_listeners = http::Listeners::bind(&self.config, self.test_controls).await?;
         #[cfg(not(feature = "http"))]
@@ -455,6 +473,28 @@ async fn bind_members(
                 )
             })?
         };
+        out.push(TcpListener::bind((ip, port)).await?);
+    }
+    Ok(out)
+}
+
+/// Binds member `i` on `ports[i - 1]` of the configured address (member 1 on `given` if the
+/// caller bound one).
+async fn bind_each(
+    given: Option<TcpListener>,
+    config: &Config,
+    ports: &[u16],
+) -> io::Result<Vec<TcpListener>> {
+    let mut out = Vec::with_capacity(ports.len());
+    let ip = match given {
+        Some(listener) => {
+            let ip = listener.local_addr()?.ip();
+            out.push(listener);
+            ip
+        }
+        None => config.bind,
+    };
+    for &port in &ports[out.len()..] {
         out.push(TcpListener::bind((ip, port)).await?);
     }
     Ok(out)

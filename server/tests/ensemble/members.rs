@@ -140,3 +140,29 @@ async fn a_restart_keeps_stopped_members_stopped() {
     server.start_member(1).await.unwrap();
     server.shutdown().await;
 }
+
+/// One port per member, in any order: member 1 on the first, and so on (0 picks a free one).
+#[tokio::test]
+async fn member_ports_put_each_member_on_its_own_port() {
+    // Two free ports, released before the ensemble binds them; another process may take one
+    // meanwhile, so a bind error is not this test's failure.
+    let probes: Vec<_> = (0..2)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let ports: Vec<u16> = probes
+        .iter()
+        .map(|p| p.local_addr().unwrap().port())
+        .collect();
+    drop(probes);
+    let asked = [ports[1], 0, ports[0]];
+    let Ok(server) = Server::builder().member_ports(&asked).start().await else {
+        return;
+    };
+    let bound: Vec<u16> = (1..=3)
+        .map(|id| server.member_addr(id).unwrap().port())
+        .collect();
+    assert_eq!((bound[0], bound[2]), (ports[1], ports[0]));
+    assert!(bound[1] != 0 && !ports.contains(&bound[1]), "{bound:?}");
+    assert_eq!(server.member_addr(4), None, "as many members as ports");
+    server.shutdown().await;
+}

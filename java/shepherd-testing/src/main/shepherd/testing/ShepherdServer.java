@@ -13,6 +13,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 /**
  * A Shepherd server for a test: a {@code shepherd serve} process on free loopback ports, with
@@ -326,11 +327,17 @@ public final class ShepherdServer implements Closeable {
         command.add("--test-controls");
         command.add("--bind");
         command.add("127.0.0.1");
-        command.add("--port");
-        command.add(String.valueOf(restartPort()));
-        if (config.members > 1) {
-            command.add("--members");
-            command.add(String.valueOf(config.members));
+        if (ports.size() > 1) {
+            // A restarted ensemble: each member back on its own port, consecutive or not.
+            command.add("--member-ports");
+            command.add(ports.stream().map(String::valueOf).collect(Collectors.joining(",")));
+        } else {
+            command.add("--port");
+            command.add(String.valueOf(ports.isEmpty() ? config.port : ports.get(0)));
+            if (config.members > 1) {
+                command.add("--members");
+                command.add(String.valueOf(config.members));
+            }
         }
         if (dataDir != null) {
             command.add("--data-dir");
@@ -341,24 +348,6 @@ public final class ShepherdServer implements Closeable {
             command.add(setting.getKey() + "=" + setting.getValue());
         }
         return command;
-    }
-
-    /**
-     * The port to ask for: the configured one on a first start; on a restart the one member 1
-     * had. An ensemble's members listen on {@code --port P} and the ports after it, so an
-     * ensemble whose free ports were not consecutive cannot get them all back: give it a port.
-     */
-    private int restartPort() {
-        if (ports.isEmpty()) {
-            return config.port;
-        }
-        for (int i = 1; i < ports.size(); i++) {
-            if (ports.get(i) != ports.get(0) + i) {
-                throw new ShepherdException("cannot restart this ensemble on the same ports: they were "
-                        + ports + ", not consecutive; build it with port(P) to restart it");
-            }
-        }
-        return ports.get(0);
     }
 
     private static void deleteTree(Path root) {

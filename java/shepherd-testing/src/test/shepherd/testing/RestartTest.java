@@ -10,8 +10,8 @@ import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code restart()} and {@code stop()}/{@code start()} keep the port and the data, as
- * curator-test's {@code TestingServer.restart()} does.
+ * {@code restart()} and {@code stop()}/{@code start()} keep the port (every member's) and the
+ * data, as curator-test's {@code TestingServer.restart()} does.
  */
 class RestartTest {
     private static final byte[] DATA = "kept".getBytes(StandardCharsets.UTF_8);
@@ -27,6 +27,25 @@ class RestartTest {
             assertEquals(port, server.getPort(), "the same port after a restart");
             try (CuratorFramework client = Clients.connected(server.getConnectString())) {
                 assertArrayEquals(DATA, client.getData().forPath("/restart/node"));
+            }
+        }
+    }
+
+    /**
+     * Three members on free ports, which need not be consecutive: each comes back on its own
+     * port, and the data is there.
+     */
+    @Test
+    void anEnsembleOnFreePortsRestartsOnTheSamePorts() throws Exception {
+        try (ShepherdServer server = ShepherdServer.builder().members(3).build()) {
+            String connect = server.getConnectString();
+            try (CuratorFramework client = Clients.connected(connect)) {
+                client.create().forPath("/ensemble-restart", DATA);
+            }
+            server.restart();
+            assertEquals(connect, server.getConnectString(), "every member on its port again");
+            try (CuratorFramework client = Clients.connected(server.getConnectString())) {
+                assertArrayEquals(DATA, client.getData().forPath("/ensemble-restart"));
             }
         }
     }
