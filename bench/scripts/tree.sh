@@ -11,11 +11,12 @@
 #    each) and reads the server's RSS before and after (ZooKeeper's after `jcmd PID GC.run`,
 #    with the heap in use after that collection, `GC.heap_info`, recorded too);
 # 3. is killed with SIGKILL; the data directory is copied (cp -a) and the copy measured: its
-#    size;
+#    size, and the newest snapshot written during the fill (both servers snapshot every
+#    snapCount/2 + r transactions): its size, the nodes in it (the low 32 bits of the zxid in
+#    its name: one transaction per create) and its write time, from the server's log
+#    (ZooKeeper's `Snapshot taken in N ms`, Shepherd's `snapshot written … ms=N`);
 # 4. starts on the copy; the time from the start command to the first successful getData of
-#    /clickhouse/tables (a short-lived `shepherd get` every 20 ms) is the recovery time; the
-#    snapshot each server writes of the recovered tree (ZooKeeper before it serves, Shepherd
-#    after) gives the write time, from its log, and the size (the newest snapshot file); RSS
+#    /clickhouse/tables (a short-lived `shepherd get` every 20 ms) is the recovery time; RSS
 #    after recovery is read.
 # Every run's figures go to OUT/tree.csv (default: a temporary directory, printed), one row per
 # server and run, and the medians to stdout.
@@ -37,7 +38,7 @@ out=${3:-$(mktemp -d "${TMPDIR:-/tmp}/tree.XXXXXX")}
 mkdir -p "$out"
 commit=$(git -C "$root" rev-parse --short HEAD)
 csv=$out/tree.csv
-echo "server,run,nodes,rss_before,rss_after,bytes_per_node,fill_s,data_dir_bytes,snapshot_bytes,recovery_s,rss_recovered,snapshot_ms,heap_bytes_per_node" >"$csv"
+echo "server,run,nodes,rss_before,rss_after,bytes_per_node,fill_s,data_dir_bytes,snapshot_bytes,snapshot_nodes,snapshot_ms,recovery_s,rss_recovered,heap_bytes_per_node" >"$csv"
 ZK_LOGGERS="org.apache.zookeeper.server.ZooKeeperServer org.apache.zookeeper.server.persistence.FileTxnSnapLog"
 
 now() { date +%s.%N; }
@@ -68,11 +69,13 @@ kill9() {
 
 rss() { awk '/VmRSS/ { print $2 * 1024 }' "/proc/$1/status"; }
 
-# The newest snapshot's size in DATA (ZooKeeper's layout: version-2/snapshot.ZXID).
+# The newest snapshot in DATA (ZooKeeper's layout: version-2/snapshot.ZXID): its size and the
+# nodes in it (the zxid's counter: one transaction per create).
 newest_snapshot() {
-  local file
-  file=$(find "$1" -name 'snapshot.*' -printf '%T@ %s\n' | sort -n | tail -n 1)
-  echo "${file#* }"
+  local line
+  line=$(find "$1" -name 'snapshot.*' -printf '%T@ %s %f\n' | sort -n | tail -n 1)
+  read -r _ size name <<<"$line"
+  echo "$size,$((0x${name#snapshot.} & 0xffffffff))"
 }
 
 # The write time, ms, of the last snapshot KIND logged in DIR.
@@ -103,12 +106,12 @@ measure() {
       paste -sd' ' | awk -v n="$count" '{ printf "%.1f", ($2 - $1) * 1024 / n }')
   fi
   kill9
+  local data_bytes snap snap_ms recovered
+  snap=$(newest_snapshot "$dir/data")
+  snap_ms=$(snapshot_ms "$kind" "$dir")
   cp -a "$dir" "$copy"
-  : >"$copy/serve.log" 2>/dev/null || true
-  [[ $kind == zookeeper ]] && : >"$copy/zookeeper.log"
-  local data_bytes snap_bytes
-  data_bytes=$(du -sb "$copy/data" | cut -f1)
   rm -rf "$dir"
+  data_bytes=$(du -sb "$copy/data" | cut -f1)
   t0=$(now)
   start "$kind" "$copy"
   until "$shepherd" get --server "$addr" /clickhouse/tables >/dev/null 2>&1; do
@@ -116,18 +119,10 @@ measure() {
     sleep 0.02
   done
   t1=$(now)
-  # Shepherd writes its snapshot of the recovered tree after it serves: wait for its line.
-  for _ in $(seq 600); do
-    snap_ms=$(snapshot_ms "$kind" "$copy")
-    [[ -n $snap_ms ]] && break
-    sleep 0.5
-  done
-  local recovered
   recovered=$(rss "$pid")
-  snap_bytes=$(newest_snapshot "$copy/data")
   kill9
   rm -rf "$copy"
-  echo "$kind,$run,$count,$before,$after,$per,$fill_s,$data_bytes,$snap_bytes,$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'),$recovered,${snap_ms:-},$heap" | tee -a "$csv"
+  echo "$kind,$run,$count,$before,$after,$per,$fill_s,$data_bytes,$snap,${snap_ms:-},$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'),$recovered,$heap" | tee -a "$csv"
 }
 
 echo "# tree.sh $nodes nodes, $runs runs, commit $commit, out $out" >&2
@@ -150,10 +145,11 @@ for key, name, scale in [
     ("rss_after", "RSS after the fill, MiB", 1 / 1048576),
     ("fill_s", "fill, s", 1),
     ("data_dir_bytes", "data directory after kill -9, MiB", 1 / 1048576),
-    ("snapshot_bytes", "snapshot of the recovered tree, MiB", 1 / 1048576),
+    ("snapshot_bytes", "the fill's last snapshot, MiB", 1 / 1048576),
+    ("snapshot_nodes", "nodes in it", 1),
+    ("snapshot_ms", "its write time, ms", 1),
     ("recovery_s", "start to serving after kill -9, s", 1),
     ("rss_recovered", "RSS after recovery, MiB", 1 / 1048576),
-    ("snapshot_ms", "its write time, ms", 1),
 ]:
     (zk, zks), (sh, shs) = med("zookeeper", key), med("shepherd", key)
     fmt = lambda v: f"{v * scale:,.1f}"
