@@ -19,15 +19,12 @@
 set -euo pipefail
 
 runs=${1:-3}
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-shepherd=${SHEPHERD:-$root/target/release/shepherd}
+# shellcheck source=bench/scripts/side-by-side.sh
+. "$(dirname "$0")/side-by-side.sh"
+side_by_side generate-load "${2:-}"
 clients=${CLIENTS:-30} bytes=${REQUEST_BYTES:-1024} warmup=${WARMUP:-5} measure=${MEASURE:-10}
 percents=0,10,30,50,70,90,100
-out=${2:-$(mktemp -d "${TMPDIR:-/tmp}/generate-load.XXXXXX")}
 mkdir -p "$out/classes"
-out=$(cd "$out" && pwd)
-commit=$(git -C "$root" rev-parse --short HEAD)
 csv=$out/generate-load.csv
 echo "server,run,percent,ops_per_s,server_cpu_us_per_op,errors" >"$csv"
 
@@ -60,12 +57,8 @@ for run in $(seq "$runs"); do
   rm -rf "$dir/data"
 
   dir=$out/shepherd-$run
-  mkdir -p "$dir"
-  exec {fd}< <(exec "$shepherd" serve --port 0 --data-dir "$dir/data" \
-    --set maxClientCnxns=0 2>>"$dir/serve.log")
-  pid=$!
-  read -r -t 60 line <&"$fd" || { echo "shepherd serve did not start; see $dir" >&2; exit 1; }
-  sweep shepherd "$run" "${line#shepherd listening on }"
+  serve_shepherd "$dir" --set maxClientCnxns=0
+  sweep shepherd "$run" "$addr"
   kill "$pid"
   wait "$pid" 2>/dev/null || true
   rm -rf "$dir/data"

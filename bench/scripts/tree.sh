@@ -30,13 +30,9 @@ set -euo pipefail
 
 nodes=${1:?usage: $0 NODES [RUNS] [OUT]}
 runs=${2:-3}
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-shepherd=${SHEPHERD:-$root/target/release/shepherd}
-bench=${SHEPHERD_BENCH:-$root/target/release/shepherd-bench}
-out=${3:-$(mktemp -d "${TMPDIR:-/tmp}/tree.XXXXXX")}
-mkdir -p "$out"
-commit=$(git -C "$root" rev-parse --short HEAD)
+# shellcheck source=bench/scripts/side-by-side.sh
+. "$(dirname "$0")/side-by-side.sh"
+side_by_side tree "${3:-}"
 csv=$out/tree.csv
 echo "server,run,nodes,rss_before,rss_after,bytes_per_node,fill_s,data_dir_bytes,snapshot_bytes,snapshot_nodes,snapshot_ms,recovery_s,rss_recovered,heap_bytes_per_node" >"$csv"
 ZK_LOGGERS="org.apache.zookeeper.server.ZooKeeperServer org.apache.zookeeper.server.persistence.FileTxnSnapLog"
@@ -48,13 +44,10 @@ trap '[[ -z $pid ]] || kill -9 "$pid" 2>/dev/null || true' EXIT
 # Starts KIND on DIR (a data directory for Shepherd, zk.sh's directory for ZooKeeper); sets
 # $pid and $addr.
 start() {
-  local kind=$1 dir=$2 line
+  local kind=$1 dir=$2
   if [[ $kind == shepherd ]]; then
-    mkdir -p "$dir"
-    exec {fd}< <(RUST_LOG=info exec "$shepherd" serve --port 0 --data-dir "$dir/data" 2>>"$dir/serve.log")
-    pid=$!
-    read -r -t 1800 line <&"$fd" || { echo "shepherd serve did not start; see $dir" >&2; exit 1; }
-    addr=${line#shepherd listening on }
+    # Its `snapshot written … ms=N` lines are INFO.
+    RUST_LOG=info serve_shepherd "$dir"
   else
     read -r _ port _ pid < <(ZK_INFO_LOGGERS=$ZK_LOGGERS "$here/zk.sh" start "$dir" yes)
     addr=127.0.0.1:$port
@@ -153,7 +146,10 @@ for key, name, scale in [
 ]:
     (zk, zks), (sh, shs) = med("zookeeper", key), med("shepherd", key)
     fmt = lambda v: f"{v * scale:,.1f}"
-    ratio = f"1/{zk / sh:.1f}" if sh and zk >= sh else f"{sh / zk:.2f}×"
+    if not zk or not sh or zk != zk or sh != sh:  # a zero, or no figure (NaN)
+        ratio = "-"
+    else:
+        ratio = f"1/{zk / sh:.1f}" if zk >= sh else f"{sh / zk:.2f}×"
     print(f"| {name} | {fmt(zk)} ({', '.join(fmt(v) for v in zks)}) | "
           f"{fmt(sh)} ({', '.join(fmt(v) for v in shs)}) | {ratio} |")
 heap, heaps = med("zookeeper", "heap_bytes_per_node")

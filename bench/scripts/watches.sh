@@ -19,13 +19,9 @@
 set -euo pipefail
 
 runs=${1:-3}
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-shepherd=${SHEPHERD:-$root/target/release/shepherd}
-bench=${SHEPHERD_BENCH:-$root/target/release/shepherd-bench}
-out=${2:-$(mktemp -d "${TMPDIR:-/tmp}/watches.XXXXXX")}
-mkdir -p "$out"
-commit=$(git -C "$root" rev-parse --short HEAD)
+# shellcheck source=bench/scripts/side-by-side.sh
+. "$(dirname "$0")/side-by-side.sh"
+side_by_side watches "${2:-}"
 csv=$out/watches.csv
 echo "server,run,watches,rss_before,rss_after,mib_per_million,arm_s,fire_s,heap_before_kib,heap_after_kib" >"$csv"
 
@@ -42,11 +38,8 @@ measure() {
   rm -rf "$dir"
   mkdir -p "$dir"
   if [[ $kind == shepherd ]]; then
-    exec {fd}< <(exec "$shepherd" serve --port 0 --data-dir "$dir/data" \
-      --set maxClientCnxns=0 2>>"$dir/serve.log")
-    pid=$!
-    read -r -t 60 line <&"$fd" || { echo "shepherd serve did not start; see $dir" >&2; exit 1; }
-    line=$("$bench" watches --connect "${line#shepherd listening on }" --server-pid "$pid" \
+    serve_shepherd "$dir" --set maxClientCnxns=0
+    line=$("$bench" watches --connect "$addr" --server-pid "$pid" \
       --label shepherd | tee /dev/stderr | tail -n 1)
     kill "$pid"
     wait "$pid" 2>/dev/null || true

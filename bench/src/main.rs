@@ -16,6 +16,8 @@ mod pressure;
 mod scale;
 mod soak;
 mod target;
+#[cfg(test)]
+mod test_server;
 mod tree;
 mod watches;
 

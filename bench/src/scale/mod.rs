@@ -278,9 +278,8 @@ fn csv(rows: &[Row]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use shepherd_cli::runtime::{self, Threads};
-
     use super::*;
+    use crate::test_server::TestServer;
     use clap::Parser;
 
     #[derive(Parser)]
@@ -294,15 +293,9 @@ mod tests {
     /// is refused up front.
     #[test]
     fn nodes_and_sessions_on_an_embedded_server() {
-        let server_rt = runtime::start(Threads::Workers(Some(1))).unwrap();
-        let server = server_rt
-            .block_on(
-                shepherd_server::Server::builder()
-                    .max_client_connections(0)
-                    .start(),
-            )
-            .unwrap();
-        let (connect, pid) = (server.connect_string(), std::process::id().to_string());
+        let server =
+            TestServer::start(shepherd_server::Server::builder().max_client_connections(0));
+        let (connect, pid) = (server.connect.as_str(), server.pid.as_str());
         let args = Cli::try_parse_from([
             "t",
             "--nodes",
@@ -316,9 +309,9 @@ mod tests {
             "--settle-ms",
             "0",
             "--connect",
-            &connect,
+            connect,
             "--server-pid",
-            &pid,
+            pid,
             "--source-addrs",
             "3",
             "--before-reading",
@@ -340,7 +333,7 @@ mod tests {
         let rows = execute(&args, &mut |_| {}).unwrap();
         let error = rows[0].1.as_ref().unwrap_err().to_string();
         assert!(error.contains("open files"), "{error}");
-        server_rt.block_on(server.shutdown());
+        server.stop();
     }
 
     #[test]

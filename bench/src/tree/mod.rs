@@ -181,9 +181,8 @@ pub fn execute(args: &TreeArgs, shape: &Shape) -> Result<(String, Measurement)> 
 
 #[cfg(test)]
 mod tests {
-    use shepherd_cli::runtime::{self, Threads};
-
     use super::*;
+    use crate::test_server::TestServer;
     use clap::Parser;
 
     #[derive(Parser)]
@@ -197,11 +196,8 @@ mod tests {
     /// on its first create rather than reporting a figure.
     #[test]
     fn a_small_tree_on_an_embedded_server() {
-        let server_rt = runtime::start(Threads::Workers(Some(1))).unwrap();
-        let server = server_rt
-            .block_on(shepherd_server::Server::builder().start())
-            .unwrap();
-        let (connect, pid) = (server.connect_string(), std::process::id().to_string());
+        let server = TestServer::start(shepherd_server::Server::builder());
+        let (connect, pid) = (server.connect.as_str(), server.pid.as_str());
         let dir = tempfile::tempdir().unwrap();
         let csv = dir.path().join("tree.csv");
         let args = Cli::try_parse_from([
@@ -211,9 +207,9 @@ mod tests {
             "--settle-ms",
             "0",
             "--connect",
-            &connect,
+            connect,
             "--server-pid",
-            &pid,
+            pid,
             "--csv",
             csv.to_str().unwrap(),
         ])
@@ -228,9 +224,9 @@ mod tests {
             text.starts_with(CSV_HEADER) && text.lines().count() == 2,
             "{text}"
         );
-        let count = server_rt.block_on(async {
+        let count = server.block_on(async {
             let client = shepherd_client::Client::builder()
-                .connect(&connect)
+                .connect(connect)
                 .await
                 .unwrap();
             let (_, stat) = client.get_data(shape::WIDE_PARENT).await.unwrap();
@@ -242,6 +238,6 @@ mod tests {
             error.contains("creates failed") && error.contains("NodeExists"),
             "{error}"
         );
-        server_rt.block_on(server.shutdown());
+        server.stop();
     }
 }

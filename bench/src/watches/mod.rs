@@ -284,9 +284,8 @@ async fn create_folder(client: &Client, dir: &str) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use shepherd_cli::runtime::{self, Threads};
-
     use super::*;
+    use crate::test_server::TestServer;
     use clap::Parser;
 
     #[derive(Parser)]
@@ -299,15 +298,9 @@ mod tests {
     /// watches per session than nodes is refused.
     #[test]
     fn a_small_run_on_an_embedded_server() {
-        let server_rt = runtime::start(Threads::Workers(Some(1))).unwrap();
-        let server = server_rt
-            .block_on(
-                shepherd_server::Server::builder()
-                    .max_client_connections(0)
-                    .start(),
-            )
-            .unwrap();
-        let (connect, pid) = (server.connect_string(), std::process::id().to_string());
+        let server =
+            TestServer::start(shepherd_server::Server::builder().max_client_connections(0));
+        let (connect, pid) = (server.connect.as_str(), server.pid.as_str());
         let mut args = Cli::try_parse_from([
             "t",
             "--nodes",
@@ -321,9 +314,9 @@ mod tests {
             "--deadline",
             "60",
             "--connect",
-            &connect,
+            connect,
             "--server-pid",
-            &pid,
+            pid,
         ])
         .unwrap()
         .args;
@@ -337,6 +330,6 @@ mod tests {
                 .to_string()
                 .contains("need as many nodes")
         );
-        server_rt.block_on(server.shutdown());
+        server.stop();
     }
 }
