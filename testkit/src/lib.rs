@@ -60,7 +60,7 @@ pub use paths::unique;
 pub use peer::{Peer, hello, reply_header};
 pub use proxy::{CutAfter, Proxy};
 pub use requests::{create, exists, get_data, set_data};
-pub use serve_child::{listening_addr, spawn_serve};
+pub use serve_child::{listening_addr, spawn_serve, spawn_serve_draining};
 pub use servers::{
     TestServer, all_words_server, embedded, embedded_builder, real_zookeeper,
     real_zookeeper_server, secured_embedded, servers,

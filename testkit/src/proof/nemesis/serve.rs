@@ -3,14 +3,14 @@
 //! and resume their sessions from what the server had made durable.
 //!
 //! Invariant: at most one child runs at a time, and none outlives this value (it is killed on
-//! drop, and its data directory removed: [`Owned`]); every start waits, bounded, for the
-//! child's `listening` line.
+//! drop, and its data directory removed, by `nemesis::owned::Owned`); every start waits,
+//! bounded, for the child's `listening` line.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
 use super::owned::Owned;
-use crate::serve_child::spawn_serve_draining;
+use crate::spawn_serve_draining;
 
 /// A durable `shepherd serve` that can be killed and restarted.
 #[derive(Debug)]

@@ -3,8 +3,9 @@
 //! dataDir and port: the shared one CI starts must not be killed under other tests.
 //!
 //! Invariant: at most one JVM runs at a time and none outlives this value (killed on drop,
-//! its directory removed: [`Owned`]); every start waits, bounded, until `srvr` answers with a `Mode:`
-//! line, the moment ZooKeeper accepts sessions (it answers `ruok` earlier).
+//! its directory removed, by `nemesis::owned::Owned`); every start waits, bounded, until
+//! `srvr` answers with a `Mode:` line, the moment ZooKeeper accepts sessions (it answers `ruok`
+//! earlier).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
