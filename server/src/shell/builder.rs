@@ -21,8 +21,8 @@ use crate::core::Core;
 use crate::shell::durable::lifecycle;
 use crate::shell::durable::recovery::recover_and_snapshot;
 use crate::shell::durable::store::Durable;
-use crate::shell::ensemble::control;
 use crate::shell::ensemble::member::Members;
+use crate::shell::ensemble::{bind, control};
 use crate::shell::handle::ServerHandle;
 #[cfg(feature = "http")]
 use crate::shell::http;
@@ -349,8 +349,8 @@ impl ServerBuilder {
             secure_listener = Some((TcpListener::bind((ip, port)).await?, secure.clone()));
         }
         let listeners = match self.member_ports.as_slice() {
-            [] => bind_members(self.listener, &self.config, self.members).await?,
-            ports => bind_each(self.listener, &self.config, ports).await?,
+            [] => bind::consecutive(self.listener, &self.config, self.members).await?,
+            ports => bind::each(self.listener, &self.config, ports).await?,
         };
         #[cfg(feature = "http")]
         let http_listeners = http::Listeners::bind(&self.config, self.test_controls).await?;
@@ -443,61 +443,6 @@ impl ServerBuilder {
         http_listeners.serve(&mut handle, self.open_commands)?;
         Ok(handle)
     }
-}
-
-/// Binds the members' client listeners: member 1 on `given` if the caller bound one, else on
-/// the configured address and port; member `i` on `port + i - 1` for a fixed port, else (and
-/// after a given listener) on a free port of the same address.
-async fn bind_members(
-    given: Option<TcpListener>,
-    config: &Config,
-    n: usize,
-) -> io::Result<Vec<TcpListener>> {
-    let mut out = Vec::with_capacity(n);
-    let (ip, port) = match given {
-        Some(listener) => {
-            let ip = listener.local_addr()?.ip();
-            out.push(listener);
-            (ip, 0)
-        }
-        None => (config.bind, config.port),
-    };
-    while out.len() < n {
-        let port = if port == 0 {
-            0
-        } else {
-            u16::try_from(usize::from(port) + out.len()).map_err(|_| {
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("{n} members from port {port} pass port 65535"),
-                )
-            })?
-        };
-        out.push(TcpListener::bind((ip, port)).await?);
-    }
-    Ok(out)
-}
-
-/// Binds member `i` on `ports[i - 1]` of the configured address (member 1 on `given` if the
-/// caller bound one).
-async fn bind_each(
-    given: Option<TcpListener>,
-    config: &Config,
-    ports: &[u16],
-) -> io::Result<Vec<TcpListener>> {
-    let mut out = Vec::with_capacity(ports.len());
-    let ip = match given {
-        Some(listener) => {
-            let ip = listener.local_addr()?.ip();
-            out.push(listener);
-            ip
-        }
-        None => config.bind,
-    };
-    for &port in &ports[out.len()..] {
-        out.push(TcpListener::bind((ip, port)).await?);
-    }
-    Ok(out)
 }
 
 /// Without the `http` feature there is no AdminServer, `/metrics` or HTTP test controls: a
