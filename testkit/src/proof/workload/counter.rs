@@ -5,8 +5,7 @@
 //! ZooKeeper rolled it back, so that every read must lie between the ok increments completed
 //! before it and all increments (ok or unknown) invoked before it ended.
 
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use shepherd_client::{Client, CreateMode, CreateOptions};
 
 use crate::proof::history::{F, Recorder, Value};
@@ -26,7 +25,7 @@ pub async fn run(clients: &[Client], root: &str, plan: &Plan, recorder: &Recorde
     each_worker(clients, |worker, client| {
         let (dir, plan, recorder) = (dir.clone(), plan.clone(), recorder.clone());
         async move {
-            let mut rng = StdRng::seed_from_u64(plan.seed ^ (worker as u64).wrapping_mul(0x9e37));
+            let mut rng = plan.worker_rng(worker);
             let mut process = Process::new(worker, workers);
             let options = CreateOptions::new(CreateMode::PersistentSequential);
             let prefix = format!("{dir}/n-");

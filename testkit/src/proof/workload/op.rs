@@ -117,14 +117,13 @@ where
     L: Fn(Client, u64) -> LF + Clone + Send + 'static,
     LF: Future<Output = bool> + Send,
 {
-    use rand::rngs::StdRng;
-    use rand::{Rng, SeedableRng};
+    use rand::Rng;
 
     let workers = clients.len();
     each_worker(clients, |worker, client| {
         let (plan, add, look) = (plan.clone(), add.clone(), look.clone());
         async move {
-            let mut rng = StdRng::seed_from_u64(plan.seed ^ (worker as u64).wrapping_mul(0x9e37));
+            let mut rng = plan.worker_rng(worker);
             let mut process = Process::new(worker, workers);
             let mut count = 0i64;
             while plan.next() {

@@ -23,6 +23,13 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Worker `worker`'s own random choices: seeded by the plan's seed and the worker, so a
+    /// run with the same seed makes the same choices.
+    pub fn worker_rng(&self, worker: usize) -> rand::rngs::StdRng {
+        use rand::SeedableRng;
+        rand::rngs::StdRng::seed_from_u64(self.seed ^ (worker as u64).wrapping_mul(0x9e37))
+    }
+
     /// At most `ops` invocations, none after `duration` from now.
     pub fn new(ops: u64, duration: Duration, seed: u64) -> Plan {
         Plan {

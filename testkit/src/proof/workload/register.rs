@@ -8,8 +8,7 @@
 //! a CAS that saw another value, or lost the race (BadVersion), is a definite fail. Keys start
 //! as empty nodes, which reads report as nil: the register's initial value.
 
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use shepherd_client::Client;
 
 use crate::proof::history::{F, Recorder, Value};
@@ -35,7 +34,7 @@ pub async fn run(clients: &[Client], root: &str, plan: &Plan, recorder: &Recorde
     each_worker(clients, |worker, client| {
         let (root, plan, recorder) = (root.to_owned(), plan.clone(), recorder.clone());
         async move {
-            let mut rng = StdRng::seed_from_u64(plan.seed ^ (worker as u64).wrapping_mul(0x9e37));
+            let mut rng = plan.worker_rng(worker);
             let mut process = Process::new(worker, workers);
             while plan.next() {
                 let key = rng.random_range(0..KEYS);
