@@ -27,3 +27,13 @@ serve_shepherd() {
   read -r -t 1800 line <&"$fd" || { echo "shepherd serve did not start; see $dir/serve.log" >&2; exit 1; }
   addr=${line#shepherd listening on }
 }
+
+# alternate RUNS FUNCTION: FUNCTION zookeeper RUN, then FUNCTION shepherd RUN, for RUN = 1 ..
+# RUNS, so that both servers see the machine as it is at each run.
+alternate() {
+  local run
+  for run in $(seq "$1"); do
+    "$2" zookeeper "$run"
+    "$2" shepherd "$run"
+  done
+}

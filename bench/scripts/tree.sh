@@ -119,10 +119,7 @@ measure() {
 }
 
 echo "# tree.sh $nodes nodes, $runs runs, commit $commit, out $out" >&2
-for run in $(seq "$runs"); do
-  measure zookeeper "$run"
-  measure shepherd "$run"
-done
+alternate "$runs" measure
 
 python3 - "$csv" "$commit" <<'EOF'
 import csv, statistics, sys
