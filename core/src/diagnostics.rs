@@ -11,6 +11,7 @@
 //! session passed over) plus one lookup; a cursor never goes back, so a walk ends after at
 //! most as many slices as there are items and connections or sessions, over `max`.
 
+use super::watch::PathId;
 use super::{ConnId, Core, SessionId};
 
 /// The data-table watch figures `wchs` prints (ZooKeeper's `WatchManager.toString`), read
@@ -31,7 +32,8 @@ pub struct WatchSummary {
 pub struct WatchCursor {
     conns: Vec<ConnId>,
     next: usize,
-    after: Option<String>,
+    /// The last path listed of the connection at `next`, by its number in the table.
+    after: Option<PathId>,
 }
 
 /// Where a walk of the sessions and their ephemerals is.
@@ -72,7 +74,8 @@ impl Core {
     }
 
     /// Appends up to `max` data-table watches as (connection, session, path), by connection
-    /// then path, and returns true when the walk is done. A connection's session is 0 before
+    /// then by the paths' numbers in the table (ZooKeeper lists a connection's paths in hash
+    /// order), and returns true when the walk is done. A connection's session is 0 before
     /// its handshake; a connection gone since the walk began is passed over.
     pub fn data_watch_slice(
         &self,
@@ -87,18 +90,16 @@ impl Core {
                 return true;
             };
             let want = max - steps;
-            let paths = self
-                .data_watches
-                .paths_of_after(conn, cursor.after.as_deref(), want);
+            let paths = self.data_watches.paths_of_after(conn, cursor.after, want);
             let session = self.connection_session(conn).unwrap_or(0);
             steps += paths.len().max(1);
             if paths.len() < want {
                 cursor.next += 1;
                 cursor.after = None;
             } else {
-                cursor.after = paths.last().cloned();
+                cursor.after = paths.last().map(|(id, _)| *id);
             }
-            out.extend(paths.into_iter().map(|p| (conn, session, p)));
+            out.extend(paths.into_iter().map(|(_, p)| (conn, session, p)));
         }
         cursor.next >= cursor.conns.len()
     }

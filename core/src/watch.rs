@@ -3,9 +3,10 @@
 //! previous one (docs/protocol.md §9.4).
 //!
 //! Invariants: `by_path` and `by_conn` describe the same set of (connection, path) pairs and
-//! hold no empty entry; `total` counts those pairs, so the figures mntr and `wchs` print are
-//! read without walking the tables; `recursive` counts the recursive entries, so ancestors are
-//! only walked when one exists.
+//! hold no empty entry; a watched path has one id, `names` maps it back to the path, and an
+//! id is on the free list exactly when its slot in `names` is empty; `total` counts the pairs,
+//! so the figures mntr and `wchs` print are read without walking the tables; `recursive`
+//! counts the recursive entries, so ancestors are only walked when one exists.
 //! Triggering returns each matching connection once (docs/protocol.md §9.3) and consumes one-shot watches
 //! whether or not the event is later filtered out by ACL (docs/protocol.md §9.9); delivery is the caller's job.
 
@@ -28,15 +29,29 @@ pub(crate) enum Mode {
     Recursive,
 }
 
+/// A watched path's number within one table, reused once nobody watches the path.
+pub(crate) type PathId = u32;
+
+/// A watched path: its number and who watches it, in which mode.
+#[derive(Debug)]
+struct Watched {
+    id: PathId,
+    watchers: BTreeMap<ConnId, Mode>,
+}
+
 /// One of the two watch managers.
 ///
-/// A watched path's text is held once, shared by `by_path` and every connection's set in
-/// `by_conn`: a million watches over a hundred thousand paths are then a million 16-byte
-/// references, not a million copies of the path (docs/bench/watches.md).
+/// A watched path's text is held once per table. Each connection's set holds the path's 4-byte
+/// number rather than a reference to the text: a million watches over a hundred thousand paths
+/// from a thousand connections are dominated by those sets, so their entries are kept as small
+/// as the count of paths allows (docs/bench/watches.md).
 #[derive(Debug, Default)]
 pub(crate) struct WatchTable {
-    by_path: HashMap<Arc<str>, BTreeMap<ConnId, Mode>>,
-    by_conn: HashMap<ConnId, BTreeSet<Arc<str>>>,
+    by_path: HashMap<Arc<str>, Watched>,
+    /// Path by id; `None` for a freed id.
+    names: Vec<Option<Arc<str>>>,
+    free: Vec<PathId>,
+    by_conn: HashMap<ConnId, BTreeSet<PathId>>,
     /// (connection, path) registrations, kept up to date by every change.
     total: usize,
     recursive: usize,
@@ -46,19 +61,15 @@ impl WatchTable {
     /// Registers (or overwrites, docs/protocol.md §9.4) the connection's watch on `path`. A herd waiter re-arms
     /// the same watch after every release, so the path is copied only when it is new to the table.
     pub fn add(&mut self, path: &str, conn: ConnId, mode: Mode) {
-        let shared = match self.by_path.get_key_value(path) {
-            Some((shared, _)) => Arc::clone(shared),
-            None => {
-                let shared: Arc<str> = Arc::from(path);
-                self.by_path.insert(Arc::clone(&shared), BTreeMap::new());
-                shared
-            }
-        };
-        let old = self
-            .by_path
-            .get_mut(path)
-            .expect("inserted above")
-            .insert(conn, mode);
+        if !self.by_path.contains_key(path) {
+            let shared: Arc<str> = Arc::from(path);
+            let id = self.new_id(Arc::clone(&shared));
+            let watchers = BTreeMap::new();
+            self.by_path.insert(shared, Watched { id, watchers });
+        }
+        let watched = self.by_path.get_mut(path).expect("inserted above");
+        let old = watched.watchers.insert(conn, mode);
+        let id = watched.id;
         if old.is_none() {
             self.total += 1;
         }
@@ -68,30 +79,57 @@ impl WatchTable {
         if mode == Mode::Recursive {
             self.recursive += 1;
         }
-        self.by_conn.entry(conn).or_default().insert(shared);
+        self.by_conn.entry(conn).or_default().insert(id);
+    }
+
+    /// Numbers a path new to the table, reusing a freed number first.
+    fn new_id(&mut self, path: Arc<str>) -> PathId {
+        if let Some(id) = self.free.pop() {
+            self.names[id as usize] = Some(path);
+            return id;
+        }
+        // Every watched path holds its text and a map entry, well over 64 bytes, so four
+        // billion of them would not fit in any memory this runs in.
+        let id = PathId::try_from(self.names.len()).expect("fewer than 2^32 watched paths");
+        self.names.push(Some(path));
+        id
+    }
+
+    /// Forgets a path nobody watches any more, and frees its number.
+    fn drop_path(&mut self, path: &str) {
+        if let Some(watched) = self.by_path.remove(path) {
+            self.names[watched.id as usize] = None;
+            self.free.push(watched.id);
+        }
+    }
+
+    /// Takes `id` out of the connection's set, and the set out of the table once empty.
+    fn unlink(&mut self, conn: ConnId, id: PathId) {
+        if let Some(ids) = self.by_conn.get_mut(&conn) {
+            ids.remove(&id);
+            if ids.is_empty() {
+                self.by_conn.remove(&conn);
+            }
+        }
     }
 
     /// Removes the connection's watch on `path`, whatever its mode. False if there was none.
     pub fn remove(&mut self, path: &str, conn: ConnId) -> bool {
-        let Some(watchers) = self.by_path.get_mut(path) else {
+        let Some(watched) = self.by_path.get_mut(path) else {
             return false;
         };
-        let Some(mode) = watchers.remove(&conn) else {
+        let Some(mode) = watched.watchers.remove(&conn) else {
             return false;
         };
-        if watchers.is_empty() {
-            self.by_path.remove(path);
+        let (id, empty) = (watched.id, watched.watchers.is_empty());
+        if empty {
+            self.drop_path(path);
         }
         self.total -= 1;
         if mode == Mode::Recursive {
             self.recursive -= 1;
         }
-        if let Some(paths) = self.by_conn.get_mut(&conn) {
-            paths.remove(path);
-            if paths.is_empty() {
-                self.by_conn.remove(&conn);
-            }
-        }
+        self.unlink(conn, id);
         true
     }
 
@@ -122,17 +160,20 @@ impl WatchTable {
 
     /// Drops every watch of a connection (its socket is gone, docs/protocol.md §9.7).
     pub fn remove_conn(&mut self, conn: ConnId) {
-        for path in self.by_conn.remove(&conn).unwrap_or_default() {
-            if let Some(watchers) = self.by_path.get_mut(&path) {
-                let removed = watchers.remove(&conn);
+        for id in self.by_conn.remove(&conn).unwrap_or_default() {
+            let Some(path) = self.names.get(id as usize).cloned().flatten() else {
+                continue;
+            };
+            if let Some(watched) = self.by_path.get_mut(&path) {
+                let removed = watched.watchers.remove(&conn);
                 if removed.is_some() {
                     self.total -= 1;
                 }
                 if removed == Some(Mode::Recursive) {
                     self.recursive -= 1;
                 }
-                if watchers.is_empty() {
-                    self.by_path.remove(&path);
+                if watched.watchers.is_empty() {
+                    self.drop_path(&path);
                 }
             }
         }
@@ -144,9 +185,11 @@ impl WatchTable {
     pub fn trigger(&mut self, path: &str, event: EventType) -> BTreeSet<ConnId> {
         let mut hit = BTreeSet::new();
         let mut consumed = Vec::new();
-        if let Some(watchers) = self.by_path.get_mut(path) {
+        let mut id = None;
+        if let Some(watched) = self.by_path.get_mut(path) {
+            id = Some(watched.id);
             // One pass that also drops the one-shot watches, rather than a lookup per watcher.
-            watchers.retain(|&conn, &mut mode| match mode {
+            watched.watchers.retain(|&conn, &mut mode| match mode {
                 Mode::Recursive => {
                     if event != EventType::NodeChildrenChanged {
                         hit.insert(conn);
@@ -163,24 +206,22 @@ impl WatchTable {
                     false
                 }
             });
-            if watchers.is_empty() {
-                self.by_path.remove(path);
+            if watched.watchers.is_empty() {
+                self.drop_path(path);
             }
         }
         self.total -= consumed.len();
-        for conn in consumed {
-            if let Some(paths) = self.by_conn.get_mut(&conn) {
-                paths.remove(path);
-                if paths.is_empty() {
-                    self.by_conn.remove(&conn);
-                }
+        if let Some(id) = id {
+            for conn in consumed {
+                self.unlink(conn, id);
             }
         }
         if self.recursive > 0 && event != EventType::NodeChildrenChanged {
             for ancestor in path::ancestors(path) {
-                if let Some(watchers) = self.by_path.get(ancestor) {
+                if let Some(watched) = self.by_path.get(ancestor) {
                     hit.extend(
-                        watchers
+                        watched
+                            .watchers
                             .iter()
                             .filter(|(_, m)| **m == Mode::Recursive)
                             .map(|(c, _)| *c),
@@ -211,27 +252,36 @@ impl WatchTable {
         self.by_conn.keys().copied()
     }
 
-    /// Up to `max` of one connection's watched paths that sort after `after` (all of them from
-    /// the first when `None`), in order: a bounded slice of a walk that resumes where the last
-    /// slice ended, whatever changed in between.
-    pub fn paths_of_after(&self, conn: ConnId, after: Option<&str>, max: usize) -> Vec<String> {
+    /// Up to `max` of one connection's watched paths whose ids come after `after` (all of them
+    /// from the first when `None`), in id order, each with its id: a bounded slice of a walk
+    /// that resumes where the last slice ended, whatever changed in between. A path watched
+    /// since the walk began may or may not be in it, as in a walk by name.
+    pub fn paths_of_after(
+        &self,
+        conn: ConnId,
+        after: Option<PathId>,
+        max: usize,
+    ) -> Vec<(PathId, String)> {
         use std::ops::Bound::{Excluded, Unbounded};
-        let Some(paths) = self.by_conn.get(&conn) else {
+        let Some(ids) = self.by_conn.get(&conn) else {
             return Vec::new();
         };
         let from = after.map_or(Unbounded, Excluded);
-        paths
-            .range::<str, _>((from, Unbounded))
+        ids.range((from, Unbounded))
             .take(max)
-            .map(|path| path.to_string())
+            .filter_map(|&id| Some((id, self.name(id)?.to_string())))
             .collect()
+    }
+
+    fn name(&self, id: PathId) -> Option<&str> {
+        self.names.get(id as usize)?.as_deref()
     }
 
     /// Every (connection, path) registration, with its mode.
     pub fn entries(&self) -> impl Iterator<Item = (ConnId, &str, Mode)> {
         self.by_path
             .iter()
-            .flat_map(|(p, w)| w.iter().map(move |(c, m)| (*c, &**p, *m)))
+            .flat_map(|(p, w)| w.watchers.iter().map(move |(c, m)| (*c, &**p, *m)))
     }
 
     /// One connection's registrations, by path.
@@ -240,9 +290,10 @@ impl WatchTable {
             .get(&conn)
             .into_iter()
             .flatten()
-            .filter_map(move |p| {
-                let mode = self.by_path.get(&**p)?.get(&conn)?;
-                Some((&**p, *mode))
+            .filter_map(move |&id| {
+                let path = self.name(id)?;
+                let mode = self.by_path.get(path)?.watchers.get(&conn)?;
+                Some((path, *mode))
             })
     }
 }
@@ -285,7 +336,7 @@ mod tests {
     #[test]
     fn counters_follow_every_change() {
         fn walked(t: &WatchTable) -> usize {
-            t.by_path.values().map(BTreeMap::len).sum()
+            t.by_path.values().map(|w| w.watchers.len()).sum()
         }
         let mut t = WatchTable::default();
         t.add("/a", 1, Mode::Standard);
@@ -304,9 +355,63 @@ mod tests {
         t.add("/x", 5, Mode::Standard);
         t.add("/y", 5, Mode::Standard);
         t.add("/z", 5, Mode::Standard);
-        assert_eq!(t.paths_of_after(5, Option::None, 2), ["/x", "/y"]);
-        assert_eq!(t.paths_of_after(5, Some("/y"), 2), ["/z"]);
-        assert!(t.paths_of_after(5, Some("/z"), 2).is_empty());
+        // Freed numbers are reused, so the walk is in no name order; it pages through each path
+        // once.
+        let first = t.paths_of_after(5, Option::None, 2);
+        assert_eq!(first.len(), 2);
+        let second = t.paths_of_after(5, Some(first[1].0), 2);
+        assert_eq!(second.len(), 1);
+        assert!(t.paths_of_after(5, Some(second[0].0), 2).is_empty());
+        let mut walked: Vec<String> = first.into_iter().chain(second).map(|(_, p)| p).collect();
+        walked.sort();
+        assert_eq!(walked, ["/x", "/y", "/z"]);
         assert!(t.paths_of_after(6, Option::None, 2).is_empty());
+    }
+
+    /// Any sequence of changes keeps the two maps, the names and the free list in agreement.
+    mod invariants {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn check(t: &WatchTable) {
+            let pairs: BTreeSet<(ConnId, String)> =
+                t.entries().map(|(c, p, _)| (c, p.to_string())).collect();
+            let mut by_conn = BTreeSet::new();
+            for (&conn, ids) in &t.by_conn {
+                assert!(!ids.is_empty());
+                for &id in ids {
+                    by_conn.insert((conn, t.name(id).expect("named").to_string()));
+                }
+            }
+            assert_eq!(pairs, by_conn);
+            assert_eq!(t.total, pairs.len());
+            let recursive = t.entries().filter(|(_, _, m)| *m == Mode::Recursive).count();
+            assert_eq!(t.recursive, recursive);
+            for (path, watched) in &t.by_path {
+                assert!(!watched.watchers.is_empty());
+                assert_eq!(t.name(watched.id), Some(&**path));
+            }
+            let named = t.names.iter().filter(|n| n.is_some()).count();
+            assert_eq!(named, t.by_path.len());
+            assert_eq!(named + t.free.len(), t.names.len());
+        }
+
+        proptest! {
+            #[test]
+            fn tables_agree(ops in proptest::collection::vec((0u8..4, 0u64..4, 0usize..6, 0u8..3), 0..80)) {
+                let paths = ["/a", "/a/b", "/a/b/c", "/d", "/e", "/"];
+                let mut t = WatchTable::default();
+                for (op, conn, p, m) in ops {
+                    let mode = [Mode::Standard, Mode::Persistent, Mode::Recursive][m as usize];
+                    match op {
+                        0 => t.add(paths[p], conn, mode),
+                        1 => { t.remove(paths[p], conn); }
+                        2 => { t.trigger(paths[p], EventType::NodeDataChanged); }
+                        _ => t.remove_conn(conn),
+                    }
+                    check(&t);
+                }
+            }
+        }
     }
 }
