@@ -8,13 +8,14 @@ use shepherd_cli::runtime::{self, Threads};
 
 use crate::error::Result;
 
-/// Runs `measurement` on a new client runtime (one worker per CPU). On any error (the runtime
-/// cannot start, or the measurement fails) prints `NAME: ERROR` and gives the exit code.
+/// Runs `measurement` on a new client runtime of `threads`. On any error (the runtime cannot
+/// start, or the measurement fails) prints `NAME: ERROR` and gives the exit code.
 pub fn run<T>(
     name: &str,
+    threads: Threads,
     measurement: impl Future<Output = Result<T>>,
 ) -> std::result::Result<T, ExitCode> {
-    let runtime = runtime::start(Threads::Workers(None)).map_err(|error| {
+    let runtime = runtime::start(threads).map_err(|error| {
         eprintln!("{name}: cannot start the client runtime: {error}");
         ExitCode::FAILURE
     })?;

@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use shepherd_cli::runtime::Threads;
 use shepherd_client::{Client, CreateOptions};
 
 use crate::error::{Error, Result};
@@ -82,7 +83,10 @@ pub fn csv_row(server: &str, size: usize, phase: &Phase) -> String {
 
 /// Runs the benchmark and prints a CSV header and one row per phase.
 pub fn main(args: &LatenciesArgs) -> ExitCode {
-    let phases = match crate::block::run("latencies", execute(args)) {
+    // One call at a time: the calling thread runs the client, so that a reply reaches the
+    // waiting call without a hop between threads, which would add to every latency, on
+    // either server, the same scheduling delay.
+    let phases = match crate::block::run("latencies", Threads::Current, execute(args)) {
         Ok(phases) => phases,
         Err(code) => return code,
     };

@@ -22,6 +22,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use futures_util::future::{try_join, try_join_all};
+use shepherd_cli::runtime::Threads;
 use shepherd_client::{Client, CreateOptions};
 
 use crate::error::{Error, Result};
@@ -106,7 +107,7 @@ pub fn csv_row(server: &str, size: usize, burst: &Burst) -> String {
 /// Runs the benchmark and prints a CSV header and one row per burst measured; fails if a burst
 /// failed (its row printed first).
 pub fn main(args: &PressureArgs) -> ExitCode {
-    let bursts = match crate::block::run("pressure", execute(args)) {
+    let bursts = match crate::block::run("pressure", Threads::Workers(None), execute(args)) {
         Ok(bursts) => bursts,
         Err(code) => return code,
     };
