@@ -385,7 +385,10 @@ mod tests {
             }
             assert_eq!(pairs, by_conn);
             assert_eq!(t.total, pairs.len());
-            let recursive = t.entries().filter(|(_, _, m)| *m == Mode::Recursive).count();
+            let recursive = t
+                .entries()
+                .filter(|(_, _, m)| *m == Mode::Recursive)
+                .count();
             assert_eq!(t.recursive, recursive);
             for (path, watched) in &t.by_path {
                 assert!(!watched.watchers.is_empty());
