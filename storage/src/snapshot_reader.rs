@@ -13,7 +13,7 @@
 //! `io::Error` (`InvalidData` for a damaged file, `UnexpectedEof` for a short one), never a panic.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use shepherd_protocol::txn::StatPersisted;
@@ -68,11 +68,7 @@ impl SnapshotReader {
     pub fn open(path: &Path) -> io::Result<SnapshotReader> {
         let file = File::open(path)?;
         let len = file.metadata()?.len();
-        let mut input = CheckedInput {
-            input: BufReader::with_capacity(256 * 1024, file),
-            adler: adler2::Adler32::new(),
-            remaining: len,
-        };
+        let mut input = CheckedInput::new(file, len);
         let magic = input.int()?;
         if magic != SNAP_MAGIC {
             return Err(invalid(format!("bad magic {magic:#x} (not a snapshot)")));
@@ -193,24 +189,92 @@ impl SnapshotReader {
 }
 
 /// The file behind a running Adler-32, as Java's `CheckedInputStream`.
-#[derive(Debug)]
+///
+/// Records are read a few bytes at a time, and a checksum call per field costs more than the
+/// summing itself; so the reader keeps its own buffer and sums what was consumed from it in one
+/// call, when the buffer is refilled or the checksum is asked for. `summed..pos` of `buf` is
+/// consumed and not yet summed; `pos..end` is read and not consumed.
 struct CheckedInput {
-    input: BufReader<File>,
-    adler: adler2::Adler32,
+    file: File,
+    buf: Box<[u8]>,
+    pos: usize,
+    end: usize,
+    summed: usize,
+    adler: simd_adler32::Adler32,
+    /// Bytes of the file not yet consumed (read ahead or not).
     remaining: u64,
 }
 
+impl std::fmt::Debug for CheckedInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CheckedInput")
+            .field("remaining", &self.remaining)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The reader's buffer: large reads, and one checksum call per this many bytes.
+const BUFFER: usize = 256 * 1024;
+
 impl CheckedInput {
-    fn exact(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        if (buf.len() as u64) > self.remaining {
+    fn new(file: File, len: u64) -> CheckedInput {
+        CheckedInput {
+            file,
+            buf: vec![0; BUFFER].into_boxed_slice(),
+            pos: 0,
+            end: 0,
+            summed: 0,
+            adler: simd_adler32::Adler32::new(),
+            remaining: len,
+        }
+    }
+
+    /// Sums what was consumed and not yet summed.
+    fn sum_consumed(&mut self) {
+        self.adler.write(&self.buf[self.summed..self.pos]);
+        self.summed = self.pos;
+    }
+
+    /// The checksum of every byte consumed so far.
+    fn checksum(&mut self) -> u32 {
+        self.sum_consumed();
+        self.adler.finish()
+    }
+
+    fn exact(&mut self, out: &mut [u8]) -> io::Result<()> {
+        if (out.len() as u64) > self.remaining {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 "snapshot ends inside a record",
             ));
         }
-        self.input.read_exact(buf)?;
-        self.remaining -= buf.len() as u64;
-        self.adler.write_slice(buf);
+        let mut filled = 0;
+        while filled < out.len() {
+            if self.pos == self.end {
+                self.sum_consumed();
+                self.pos = 0;
+                self.summed = 0;
+                self.end = 0;
+                let n = loop {
+                    match self.file.read(&mut self.buf) {
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        read => break read?,
+                    }
+                };
+                if n == 0 {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "snapshot ends inside a record",
+                    ));
+                }
+                self.end = n;
+            }
+            let n = (out.len() - filled).min(self.end - self.pos);
+            out[filled..filled + n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
+            self.pos += n;
+            filled += n;
+        }
+        self.remaining -= out.len() as u64;
         Ok(())
     }
 
@@ -265,7 +329,7 @@ impl CheckedInput {
 
     /// `SnapStream.checkSealIntegrity`: the checksum of everything before the seal.
     fn check_seal(&mut self) -> io::Result<()> {
-        let expected = i64::from(self.adler.checksum());
+        let expected = i64::from(self.checksum());
         let stored = self.long()?;
         let _slash = self.string()?;
         if stored != expected {

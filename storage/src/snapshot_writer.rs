@@ -160,12 +160,12 @@ impl Drop for SnapshotWriter {
 /// A buffered file writer that keeps the Adler-32 of everything written.
 struct Checked {
     out: BufWriter<File>,
-    adler: adler2::Adler32,
+    adler: simd_adler32::Adler32,
 }
 
 impl Checked {
     fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.adler.write_slice(bytes);
+        self.adler.write(bytes);
         self.out.write_all(bytes)
     }
 
@@ -177,7 +177,7 @@ impl Checked {
 
     /// `SnapStream.sealStream`: the checksum so far, then the path "/".
     fn seal(&mut self, scratch: &mut Vec<u8>) -> io::Result<()> {
-        let value = i64::from(self.adler.checksum());
+        let value = i64::from(self.adler.finish());
         self.record(scratch, &value)?;
         self.record(scratch, &"/".to_owned())
     }
@@ -198,7 +198,7 @@ fn assemble<'a>(
         .open(temp_path)?;
     let mut out = Checked {
         out: BufWriter::with_capacity(256 * 1024, file),
-        adler: adler2::Adler32::new(),
+        adler: simd_adler32::Adler32::new(),
     };
     let mut scratch = Vec::new();
     let count = |n: usize| i32::try_from(n).map_err(|_| io::Error::other("count exceeds 2^31"));

@@ -63,7 +63,7 @@ pub fn padded_size(position: u64, size: u64, prealloc: u64) -> u64 {
 
 /// The Adler-32 of an entry's bytes, as the long ZooKeeper stores before the entry.
 pub fn entry_checksum(bytes: &[u8]) -> i64 {
-    i64::from(adler2::adler32_slice(bytes))
+    i64::from(simd_adler32::adler32(&bytes))
 }
 
 #[derive(Debug)]
