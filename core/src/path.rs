@@ -26,24 +26,47 @@ pub(crate) fn is_valid(path: &str) -> bool {
     if !path.is_ascii() {
         return segments_valid(path);
     }
-    // ASCII, nearly every path: one pass over the bytes (every request's path and every node
-    // of a recovery goes through here).
-    bytes[1..].split(|&b| b == b'/').all(|segment| {
-        !segment.is_empty()
-            && segment != b"."
-            && segment != b".."
-            && segment.iter().all(|&b| b >= 0x20 && b != 0x7f)
-    })
+    // ASCII, nearly every path: one pass over the bytes (every request's path goes through
+    // here).
+    bytes[1..].split(|&b| b == b'/').all(ascii_segment_valid)
+}
+
+/// Whether `path` is valid, given that its parent as [`split`] computes it is a valid path (a
+/// node in the tree): then only its last name is new, and the one way the parent part can be
+/// valid while the whole is not, a parent part of `/` (`//name`). Recovery asks only this of a
+/// restored node, whose parent it has found in the tree.
+pub(crate) fn is_valid_below_valid_parent(path: &str) -> bool {
+    let Some(slash) = path.rfind('/') else {
+        return false;
+    };
+    if slash > 0 && &path[..slash] == "/" {
+        return false;
+    }
+    let name = &path[slash + 1..];
+    if name.is_ascii() {
+        ascii_segment_valid(name.as_bytes())
+    } else {
+        segment_valid(name)
+    }
+}
+
+fn ascii_segment_valid(segment: &[u8]) -> bool {
+    !segment.is_empty()
+        && segment != b"."
+        && segment != b".."
+        && segment.iter().all(|&b| b >= 0x20 && b != 0x7f)
 }
 
 /// The segments of a path that starts with `/` and does not end with one, checked char by char.
 fn segments_valid(path: &str) -> bool {
-    path[1..].split('/').all(|segment| {
-        !segment.is_empty()
-            && segment != "."
-            && segment != ".."
-            && segment.chars().all(|c| !is_banned_char(c))
-    })
+    path[1..].split('/').all(segment_valid)
+}
+
+fn segment_valid(segment: &str) -> bool {
+    !segment.is_empty()
+        && segment != "."
+        && segment != ".."
+        && segment.chars().all(|c| !is_banned_char(c))
 }
 
 fn is_banned_char(c: char) -> bool {
@@ -134,6 +157,15 @@ mod tests {
             let by_chars = path.starts_with('/')
                 && (path.len() == 1 || (!path.ends_with('/') && segments_valid(&path)));
             proptest::prop_assert_eq!(is_valid(&path), by_chars);
+        }
+
+        /// Below a valid parent, the short check agrees with the whole one; the paths include
+        /// characters outside ASCII.
+        #[test]
+        fn below_a_valid_parent_the_short_check_agrees(path in "/?[/.a\\x00-\\x1f\\x7f\u{e9}\u{e000}]{0,12}") {
+            if path != "/" && is_valid(split(&path).0) {
+                proptest::prop_assert_eq!(is_valid_below_valid_parent(&path), is_valid(&path));
+            }
         }
     }
 

@@ -118,7 +118,10 @@ impl Restore {
     ) -> Result<(), RestoreError> {
         let key = if path.is_empty() { "/" } else { path };
         let fail = |make: fn(String) -> RestoreError| Err(make(path.to_string()));
-        if !path::is_valid(key) {
+        // The parent must be in the tree (checked as the node is attached below), so it is
+        // valid; what this record adds is its last name.
+        let valid = key == "/" || path::is_valid_below_valid_parent(key);
+        if !valid {
             return fail(|path| RestoreError::InvalidPath { path });
         }
         if key == "/" && self.tree.get(key).is_some() {
