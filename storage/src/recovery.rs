@@ -42,7 +42,8 @@ pub trait RecoverySink {
     /// An entry of the snapshot's ACL cache.
     fn acl(&mut self, id: i64, acl: Vec<Acl>) -> Result<(), Self::Error>;
 
-    /// A node, parents before children; the root's path is `""`.
+    /// A node, parents before children; the root's path is `""`. An error names the node:
+    /// recovery reports it as the reason the snapshot was skipped.
     fn node(&mut self, node: SnapshotNode) -> Result<(), Self::Error>;
 
     /// The snapshot is complete and its seals check out. `zxid` is the snapshot's (0 when
@@ -224,7 +225,7 @@ pub(crate) fn load_snapshot<S: RecoverySink>(
     if is_compressed_snapshot(name) {
         return Err("compressed snapshots are not supported".to_owned());
     }
-    let mut reader = SnapshotReader::open(path).map_err(|e| e.to_string())?;
+    let reader = SnapshotReader::open(path).map_err(|e| e.to_string())?;
     for &(id, timeout) in reader.sessions() {
         sink.session(id, timeout)
             .map_err(|e| format!("session {id:#x} refused: {e}"))?;
@@ -233,10 +234,11 @@ pub(crate) fn load_snapshot<S: RecoverySink>(
         sink.acl(*id, acl.clone())
             .map_err(|e| format!("ACL {id} refused: {e}"))?;
     }
+    // The sink's error names the node (see `RecoverySink::node`): no copy of every path is
+    // kept for a message that is almost never written.
+    let mut reader = reader;
     while let Some(node) = reader.next_node().map_err(|e| e.to_string())? {
-        let node_path = node.path.clone();
-        sink.node(node)
-            .map_err(|e| format!("node {node_path:?} refused: {e}"))?;
+        sink.node(node).map_err(|e| format!("refused: {e}"))?;
     }
     sink.snapshot_done(zxid, reader.digest())
         .map_err(|e| format!("refused: {e}"))
