@@ -5,27 +5,33 @@
 #   bench/scripts/tree.sh NODES [RUNS] [OUT]
 #
 # For each run (default 3), ZooKeeper first, then Shepherd, each:
-# 1. starts on an empty data directory, durable (forceSync=yes, snapCount=100000 on both:
-#    each server's default), ZooKeeper with the JVM's default heap (a quarter of the RAM);
+# 1. starts on an empty data directory, durable (forceSync=yes, snapCount=SNAPCOUNT on both,
+#    default 100000: each server's default), ZooKeeper with the JVM's default heap (a quarter
+#    of the RAM) unless ZK_HEAP sets its -Xmx;
 # 2. `shepherd-bench tree --nodes NODES` creates the tree (4 sessions, 256 creates in flight
 #    each) and reads the server's RSS before and after (ZooKeeper's after `jcmd PID GC.run`,
 #    with the heap in use after that collection, `GC.heap_info`, recorded too);
-# 3. is killed with SIGKILL; the data directory is copied (cp -a) and the copy measured: its
-#    size, and the newest snapshot written during the fill (both servers snapshot every
-#    snapCount/2 + r transactions): its size, the nodes in it (the low 32 bits of the zxid in
-#    its name: one transaction per create) and its write time, from the server's log
-#    (ZooKeeper's `Snapshot taken in N ms`, Shepherd's `snapshot written … ms=N`);
-# 4. starts on the copy; the time from the start command to the first successful getData of
-#    /clickhouse/tables (a short-lived `shepherd get` every 20 ms) is the recovery time; RSS
-#    after recovery is read.
+# 3. is killed with SIGKILL; the data directory is measured: its size, and the newest snapshot
+#    written during the fill (both servers snapshot every snapCount/2 + r transactions): its
+#    size, the nodes in it (the low 32 bits of the zxid in its name: one transaction per
+#    create) and its write time, from the server's log (ZooKeeper's `Snapshot taken in N ms`,
+#    Shepherd's `snapshot written … ms=N`);
+# 4. starts on a copy of it (cp -a); the time from the start command to the first successful
+#    getData of /clickhouse/tables (a short-lived `shepherd get` every 20 ms) is the recovery
+#    time; RSS after recovery is read;
+# 5. the other server starts on another copy of the same directory (both read ZooKeeper's
+#    format) and is timed the same way: so every directory is recovered by both servers, and
+#    the two times compare them on the same files (the same snapshot, the same log after it).
 # Every run's figures go to OUT/tree.csv (default: a temporary directory, printed), one row per
 # server and run, and the medians to stdout.
 #
 # SHEPHERD (default target/release/shepherd) is the server and the probing client,
 # SHEPHERD_BENCH (default target/release/shepherd-bench) fills the tree; build both with
 # `cargo build --release --bin shepherd --bin shepherd-bench`. Needs Debian's zookeeper and a
-# JDK (jcmd). Disk: about NODES × 2 KiB per server and run (every snapshot of the growing tree
-# is kept, as both servers keep them by default).
+# JDK (jcmd). Disk: about NODES × 2 KiB per server and run at the default snapCount, twice
+# that while a copy is recovered (every snapshot of the growing tree is kept, as both servers
+# keep them by default); a larger SNAPCOUNT writes fewer snapshots, e.g. SNAPCOUNT=2000000
+# ZK_HEAP=16g for ten million nodes.
 set -euo pipefail
 
 nodes=${1:?usage: $0 NODES [RUNS] [OUT]}
@@ -34,7 +40,9 @@ runs=${2:-3}
 . "$(dirname "$0")/side-by-side.sh"
 side_by_side tree "${3:-}"
 csv=$out/tree.csv
-echo "server,run,nodes,rss_before,rss_after,bytes_per_node,fill_s,data_dir_bytes,snapshot_bytes,snapshot_nodes,snapshot_ms,recovery_s,rss_recovered,heap_bytes_per_node" >"$csv"
+echo "server,run,nodes,rss_before,rss_after,bytes_per_node,fill_s,data_dir_bytes,snapshot_bytes,snapshot_nodes,snapshot_ms,recovery_s,rss_recovered,heap_bytes_per_node,other_recovery_s" >"$csv"
+snap_count=${SNAPCOUNT:-100000}
+export ZK_SNAPCOUNT=$snap_count
 ZK_LOGGERS="org.apache.zookeeper.server.ZooKeeperServer org.apache.zookeeper.server.persistence.FileTxnSnapLog"
 
 now() { date +%s.%N; }
@@ -47,7 +55,7 @@ start() {
   local kind=$1 dir=$2
   if [[ $kind == shepherd ]]; then
     # Its `snapshot written … ms=N` lines are INFO.
-    RUST_LOG=info serve_shepherd "$dir"
+    RUST_LOG=info serve_shepherd "$dir" --set "snapCount=$snap_count"
   else
     read -r _ port _ pid < <(ZK_INFO_LOGGERS=$ZK_LOGGERS "$here/zk.sh" start "$dir" yes)
     addr=127.0.0.1:$port
@@ -81,8 +89,29 @@ snapshot_ms() {
   fi
 }
 
+# Starts KIND on a copy of the data directory SRC and waits until it serves: sets $recovery_s,
+# the seconds from the start command to the first successful getData of /clickhouse/tables,
+# and $recovered_rss, RSS after recovery in bytes.
+recover_copy() {
+  local kind=$1 src=$2 copy=$out/recovering t0 t1
+  rm -rf "$copy"
+  mkdir -p "$copy"
+  cp -a "$src" "$copy/data"
+  t0=$(now)
+  start "$kind" "$copy"
+  until "$shepherd" get --server "$addr" /clickhouse/tables >/dev/null 2>&1; do
+    kill -0 "$pid" 2>/dev/null || { echo "$kind exited on recovery; see $copy" >&2; exit 1; }
+    sleep 0.02
+  done
+  t1=$(now)
+  recovered_rss=$(rss "$pid")
+  kill9
+  rm -rf "$copy"
+  recovery_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+}
+
 measure() {
-  local kind=$1 run=$2 dir=$out/$1-$2 copy=$out/$1-$2-copy count per fill_s before after t0 t1 snap_ms
+  local kind=$1 run=$2 dir=$out/$1-$2 count per fill_s before after
   rm -rf "$dir" "$copy"
   start "$kind" "$dir"
   echo "# run $run, $kind at $addr: filling $nodes nodes" >&2
@@ -99,26 +128,19 @@ measure() {
       paste -sd' ' | awk -v n="$count" '{ printf "%.1f", ($2 - $1) * 1024 / n }')
   fi
   kill9
-  local data_bytes snap snap_ms recovered
+  local data_bytes snap snap_ms recovery recovered other
   snap=$(newest_snapshot "$dir/data")
   snap_ms=$(snapshot_ms "$kind" "$dir")
-  cp -a "$dir" "$copy"
+  data_bytes=$(du -sb "$dir/data" | cut -f1)
+  [[ $kind == shepherd ]] && other=zookeeper || other=shepherd
+  recover_copy "$kind" "$dir/data"
+  recovery=$recovery_s recovered=$recovered_rss
+  recover_copy "$other" "$dir/data"
   rm -rf "$dir"
-  data_bytes=$(du -sb "$copy/data" | cut -f1)
-  t0=$(now)
-  start "$kind" "$copy"
-  until "$shepherd" get --server "$addr" /clickhouse/tables >/dev/null 2>&1; do
-    kill -0 "$pid" 2>/dev/null || { echo "$kind exited on recovery; see $copy" >&2; exit 1; }
-    sleep 0.02
-  done
-  t1=$(now)
-  recovered=$(rss "$pid")
-  kill9
-  rm -rf "$copy"
-  echo "$kind,$run,$count,$before,$after,$per,$fill_s,$data_bytes,$snap,${snap_ms:-},$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'),$recovered,$heap" | tee -a "$csv"
+  echo "$kind,$run,$count,$before,$after,$per,$fill_s,$data_bytes,$snap,${snap_ms:-},$recovery,$recovered,$heap,$recovery_s" | tee -a "$csv"
 }
 
-echo "# tree.sh $nodes nodes, $runs runs, commit $commit, out $out" >&2
+echo "# tree.sh $nodes nodes, $runs runs, snapCount $snap_count, commit $commit, out $out" >&2
 alternate "$runs" measure
 
 python3 - "$csv" "$commit" <<'EOF'
@@ -149,6 +171,19 @@ for key, name, scale in [
         ratio = f"1/{zk / sh:.1f}" if zk >= sh else f"{sh / zk:.2f}×"
     print(f"| {name} | {fmt(zk)} ({', '.join(fmt(v) for v in zks)}) | "
           f"{fmt(sh)} ({', '.join(fmt(v) for v in shs)}) | {ratio} |")
+# Each directory recovered by both servers: ZooKeeper's time against Shepherd's on the same files.
+for writer in ("zookeeper", "shepherd"):
+    pairs = [(float(r["recovery_s"]), float(r["other_recovery_s"])) for r in rows
+             if r["server"] == writer and r["other_recovery_s"]]
+    if not pairs:
+        continue
+    zk = [own if writer == "zookeeper" else other for own, other in pairs]
+    sh = [other if writer == "zookeeper" else own for own, other in pairs]
+    ratios = [z / s for z, s in zip(zk, sh)]
+    print(f"| start to serving on {writer.capitalize()}'s directory after kill -9, s | "
+          f"{statistics.median(zk):,.2f} ({', '.join(f'{v:,.2f}' for v in zk)}) | "
+          f"{statistics.median(sh):,.2f} ({', '.join(f'{v:,.2f}' for v in sh)}) | "
+          f"1/{statistics.median(ratios):.1f} (median of the runs' ratios) |")
 heap, heaps = med("zookeeper", "heap_bytes_per_node")
 if heaps:
     sh, _ = med("shepherd", "bytes_per_node")

@@ -17,6 +17,8 @@
 # ZK_SNAPCOUNT overrides snapCount (ZooKeeper's default: 100000): the memory benchmark sets it
 # above its million creates, since every snapshot of a growing tree is written in full and ten
 # of them fill a disk with gigabytes.
+# ZK_HEAP (e.g. 16g) sets the JVM's -Xmx instead of the default quarter of the RAM: ten million
+# nodes need more (bench/scripts/tree.sh).
 # ZK_INFO_LOGGERS (space-separated logger names) raises those loggers to INFO, e.g. the ones
 # that log when a snapshot starts and ends (bench/scripts/snapshot-latency.sh).
 # ZK_WRAP (a command and its arguments, space-separated) runs the JVM under it, e.g. strace's
@@ -58,7 +60,7 @@ EOF
     echo "log4j.logger.$logger=INFO" >>"$dir/log4j.properties"
   done
   # shellcheck disable=SC2086 # ZK_WRAP is a command line, split on purpose.
-  ${ZK_WRAP:-} java -Dzk.bench.log="$dir/zookeeper.log" -cp "$dir:$ZK_CP" \
+  ${ZK_WRAP:-} java ${ZK_HEAP:+-Xmx$ZK_HEAP} -Dzk.bench.log="$dir/zookeeper.log" -cp "$dir:$ZK_CP" \
     org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" \
     >>"$dir/zookeeper.out" 2>&1 </dev/null &
   pid=$!
