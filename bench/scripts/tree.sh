@@ -112,7 +112,7 @@ recover_copy() {
 
 measure() {
   local kind=$1 run=$2 dir=$out/$1-$2 count per fill_s before after
-  rm -rf "$dir" "$copy"
+  rm -rf "$dir"
   start "$kind" "$dir"
   echo "# run $run, $kind at $addr: filling $nodes nodes" >&2
   local reading=()
