@@ -65,6 +65,49 @@ impl Children {
         self.len == 0
     }
 
+    /// Children holding `indexes`, given in any order, sorted once: what a restore builds for
+    /// each parent once it has all of the parent's nodes. A snapshot ZooKeeper wrote lists a
+    /// folder's children in hash order, and putting each in its place as it comes costs a
+    /// search among names scattered over the arena; here the names are compared by their first
+    /// sixteen bytes, held beside the indexes, and read whole only where those tie. `Err`
+    /// carries a child whose name another one has too.
+    pub fn from_unsorted<'a>(
+        indexes: Vec<u32>,
+        name_of: impl Fn(u32) -> &'a [u8],
+    ) -> Result<Children, u32> {
+        /// A name's first sixteen bytes, zero-padded: ordered as the names are, ties aside
+        /// (a name holds no zero byte, as for [`Fence`]).
+        fn prefix(name: &[u8]) -> u128 {
+            let mut bytes = [0; 16];
+            let n = name.len().min(16);
+            bytes[..n].copy_from_slice(&name[..n]);
+            u128::from_be_bytes(bytes)
+        }
+        let mut keyed: Vec<(u128, u32)> = indexes
+            .into_iter()
+            .map(|i| (prefix(name_of(i)), i))
+            .collect();
+        keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| name_of(a.1).cmp(name_of(b.1))));
+        let twice = keyed
+            .windows(2)
+            .find(|w| w[0].0 == w[1].0 && name_of(w[0].1) == name_of(w[1].1));
+        if let Some(w) = twice {
+            return Err(w[1].1);
+        }
+        let mut children = Children {
+            len: keyed.len(),
+            ..Children::default()
+        };
+        for chunk in keyed.chunks(CHUNK) {
+            let chunk: Vec<u32> = chunk.iter().map(|&(_, i)| i).collect();
+            if let Some(&last) = chunk.last() {
+                children.fences.push(fence(name_of(last)));
+                children.chunks.push(chunk);
+            }
+        }
+        Ok(children)
+    }
+
     /// The wire form [`Children::wire`] built, unless a change dropped it since.
     pub fn cached_wire(&self) -> Option<&[u8]> {
         self.wire.as_deref()
@@ -281,6 +324,30 @@ mod tests {
         assert_chunks(&c, &names);
         let expected: Vec<String> = c.iter().map(|i| names[i as usize].clone()).collect();
         assert_eq!(c.wire(name_of), &expected.to_bytes()[..]);
+    }
+
+    /// Built at once from any order, the children are those inserted one by one: the same
+    /// order, chunks and fences; a name given twice is refused.
+    #[test]
+    fn sorted_once_is_inserted_one_by_one() {
+        for names in [
+            scrambled(3000, |i| format!("n{i:05}")),
+            scrambled(1500, |i| format!("lock-0000000000{i:06}")),
+            scrambled(7, |i| format!("{i}")),
+        ] {
+            let name_of = |i: u32| names[i as usize].as_bytes();
+            let indexes: Vec<u32> = (0..names.len() as u32).collect();
+            let built = Children::from_unsorted(indexes.clone(), name_of).expect("no twins");
+            let one_by_one = filled(&names);
+            assert_eq!(built.len(), one_by_one.len());
+            assert!(built.iter().eq(one_by_one.iter()));
+            assert_chunks(&built, &names);
+            let mut twice = indexes;
+            twice.push(3);
+            assert_eq!(Children::from_unsorted(twice, name_of).err(), Some(3));
+        }
+        let none = Children::from_unsorted(Vec::new(), |_| &b""[..]).expect("empty");
+        assert!(none.is_empty());
     }
 
     #[test]

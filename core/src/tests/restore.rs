@@ -67,6 +67,35 @@ fn refuses_records_that_do_not_make_a_tree() {
     assert_eq!(empty.finish(0).err(), Some(RestoreError::NoRoot));
 }
 
+/// Children listed in any order (ZooKeeper writes a folder's in hash order) come out sorted,
+/// and a child listed twice is refused when the restore finishes.
+#[test]
+fn children_in_any_order_are_sorted_and_twins_refused() {
+    let names = ["m", "b", "zz", "a", "c", "lock-0000000002", "lock-0000000001"];
+    let mut r = with_root(CoreConfig::default());
+    r.node("/f", None, -1, stat(1, 0)).unwrap();
+    for (i, n) in names.iter().enumerate() {
+        r.node(&format!("/f/{n}"), None, -1, stat(2 + i as i64, 0))
+            .unwrap();
+    }
+    let core = r.finish(10).unwrap();
+    let mut sorted = names.map(String::from).to_vec();
+    sorted.sort();
+    assert_eq!(core.get_children("/f", &[]), Ok(sorted));
+
+    let mut r = with_root(CoreConfig::default());
+    r.node("/f", None, -1, stat(1, 0)).unwrap();
+    r.node("/f/x", None, -1, stat(2, 0)).unwrap();
+    r.node("/f/y", None, -1, stat(3, 0)).unwrap();
+    r.node("/f/x", None, -1, stat(4, 0)).unwrap();
+    assert_eq!(
+        r.finish(10).err(),
+        Some(RestoreError::Duplicate {
+            path: "/f/x".into()
+        })
+    );
+}
+
 #[test]
 fn a_restored_core_serves_its_sessions_and_nodes() {
     // A server with a session and an ephemeral, snapshotted whole.

@@ -7,8 +7,9 @@
 //! ([`Children`]). A path is found through a [`PathIndex`] that stores no path: its entries are
 //! checked by walking the names back to the root. No string is stored twice.
 //!
-//! Invariants: every stored path is valid and its parent exists; a node's `children` names
-//! exactly the nodes one level below it, and its `parent` and `name` are where it hangs;
+//! Invariants: every stored path is valid and its parent exists; outside a restore, a node's
+//! `children` names exactly the nodes one level below it (during one, some are still in
+//! `restored`, see `restoring.rs`), and its `parent` and `name` are where it hangs;
 //! `index` holds every node but the root, under the hash of its path; `creates` (the create
 //! counter C) only grows, so the visible cversion `2·C − numChildren` moves by one per child
 //! create or delete; ephemeral, container and TTL indexes hold exactly the nodes of that kind;
@@ -32,6 +33,7 @@ use super::short::Name;
 use super::{SessionId, digest, path};
 
 mod edit;
+mod restoring;
 pub(crate) use edit::Undo;
 
 /// The wire form of an empty child list: a jute vector of count 0.
@@ -65,6 +67,9 @@ pub(crate) struct Tree {
     /// The parent a restore attached to last: a snapshot lists a folder's children one after
     /// another, so most of them find their parent without a lookup. Cleared by every detach.
     last_parent: Option<(String, u32)>,
+    /// (parent, child) of every node a restore attached, not yet in its parent's child list
+    /// (`restoring.rs`); empty outside a restore.
+    restored: Vec<(u32, u32)>,
 }
 
 /// Java measures path lengths in UTF-16 code units.
@@ -145,6 +150,7 @@ impl Tree {
             data_size: 0,
             digest: None,
             last_parent: None,
+            restored: Vec::new(),
         }
     }
 
@@ -423,24 +429,8 @@ impl Tree {
 
     /// Stores `node` as `name` under the node at index `parent` with path `path`: refused,
     /// changing nothing, when the parent has a child of that name.
-    fn link(
-        &mut self,
-        parent: u32,
-        path: &str,
-        name: &str,
-        mut node: Node,
-    ) -> Result<u32, Refused> {
-        if self.nodes.get(parent).is_none() {
-            return Err(Refused::Orphan);
-        }
-        node.name = Name::new(name);
-        node.parent = parent;
-        node.digest = 0;
-        let data_len = node.data.len() as u64;
-        let owner = node.owner;
-        let Some(i) = self.nodes.insert(node) else {
-            return Err(Refused::Duplicate);
-        };
+    fn link(&mut self, parent: u32, path: &str, name: &str, node: Node) -> Result<u32, Refused> {
+        let i = self.store(parent, name, node)?;
         let mut kids = self
             .nodes
             .get_mut(parent)
@@ -454,32 +444,33 @@ impl Tree {
             self.nodes.remove(i);
             return Err(Refused::Duplicate);
         }
+        self.index_new(i, path);
+        Ok(i)
+    }
+
+    /// Puts `node` in the arena as `name` under the node at index `parent`, in no child list
+    /// yet.
+    fn store(&mut self, parent: u32, name: &str, mut node: Node) -> Result<u32, Refused> {
+        if self.nodes.get(parent).is_none() {
+            return Err(Refused::Orphan);
+        }
+        node.name = Name::new(name);
+        node.parent = parent;
+        node.digest = 0;
+        self.nodes.insert(node).ok_or(Refused::Duplicate)
+    }
+
+    /// Counts a stored node at `path` in the path index, the data size, the kind indexes and
+    /// the digest.
+    fn index_new(&mut self, i: u32, path: &str) {
+        let Some(node) = self.nodes.get(i) else {
+            return;
+        };
+        let (data_len, owner) = (node.data.len() as u64, node.owner);
         self.index.insert(self.index.hash(path), i);
         self.data_size += java_len(path) + data_len;
         self.index_kind(path, owner, true);
         self.rehash(i, path);
-        Ok(i)
-    }
-
-    /// Hangs a restored node under its parent with one lookup of each (a million-node
-    /// restore does this a million times, mostly under the parent of the one before):
-    /// refused, changing nothing, when the parent is missing or already has a child of that
-    /// name.
-    pub(super) fn attach_restored(&mut self, path: &str, node: Node) -> Result<(), Refused> {
-        let (parent, name) = path::split(path);
-        let cached = match &self.last_parent {
-            Some((p, i)) if p == parent => Some(*i),
-            _ => None,
-        };
-        let p = match cached {
-            Some(i) => i,
-            None => {
-                let i = self.lookup(parent).ok_or(Refused::Orphan)?;
-                self.last_parent = Some((parent.to_string(), i));
-                i
-            }
-        };
-        self.link(p, path, name, node).map(|_| ())
     }
 
     /// Hangs a node under its parent, which must exist, and indexes it.
