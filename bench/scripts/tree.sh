@@ -172,6 +172,7 @@ for key, name, scale in [
     print(f"| {name} | {fmt(zk)} ({', '.join(fmt(v) for v in zks)}) | "
           f"{fmt(sh)} ({', '.join(fmt(v) for v in shs)}) | {ratio} |")
 # Each directory recovered by both servers: ZooKeeper's time against Shepherd's on the same files.
+names = {"zookeeper": "ZooKeeper", "shepherd": "Shepherd"}
 for writer in ("zookeeper", "shepherd"):
     pairs = [(float(r["recovery_s"]), float(r["other_recovery_s"])) for r in rows
              if r["server"] == writer and r["other_recovery_s"]]
@@ -180,7 +181,7 @@ for writer in ("zookeeper", "shepherd"):
     zk = [own if writer == "zookeeper" else other for own, other in pairs]
     sh = [other if writer == "zookeeper" else own for own, other in pairs]
     ratios = [z / s for z, s in zip(zk, sh)]
-    print(f"| start to serving on {writer.capitalize()}'s directory after kill -9, s | "
+    print(f"| start to serving on {names[writer]}'s directory after kill -9, s | "
           f"{statistics.median(zk):,.2f} ({', '.join(f'{v:,.2f}' for v in zk)}) | "
           f"{statistics.median(sh):,.2f} ({', '.join(f'{v:,.2f}' for v in sh)}) | "
           f"1/{statistics.median(ratios):.1f} (median of the runs' ratios) |")
