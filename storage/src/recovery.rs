@@ -28,7 +28,7 @@ use super::data_dir::DataDir;
 use super::error::{StorageError, at};
 use super::log_reader::{TornTail, read_logs, truncate_torn_tail};
 use super::names::is_compressed_snapshot;
-use super::snapshot_reader::{SnapshotNode, SnapshotReader, ZxidDigest};
+use super::snapshot_reader::{SnapshotNode, SnapshotReader, ZxidDigest, ends_as_finished};
 
 /// Receives recovered state. Errors from the snapshot methods reject that snapshot (recovery
 /// falls back to an older one); an error from [`RecoverySink::txn`] stops recovery.
@@ -225,7 +225,13 @@ pub(crate) fn load_snapshot<S: RecoverySink>(
     if is_compressed_snapshot(name) {
         return Err("compressed snapshots are not supported".to_owned());
     }
-    let reader = SnapshotReader::open(path).map_err(|e| e.to_string())?;
+    // ZooKeeper writes a snapshot in place, so one cut short by a crash keeps its name. Like
+    // its `SnapStream.isValidSnapshot`, recovery passes such a file over by its last bytes
+    // instead of reading gigabytes of it only to fail at the end.
+    if !ends_as_finished(path).map_err(|e| e.to_string())? {
+        return Err("it does not end as a finished snapshot does (a write cut short)".to_owned());
+    }
+    let mut reader = SnapshotReader::open(path).map_err(|e| e.to_string())?;
     for &(id, timeout) in reader.sessions() {
         sink.session(id, timeout)
             .map_err(|e| format!("session {id:#x} refused: {e}"))?;
@@ -236,7 +242,6 @@ pub(crate) fn load_snapshot<S: RecoverySink>(
     }
     // The sink's error names the node (see `RecoverySink::node`): no copy of every path is
     // kept for a message that is almost never written.
-    let mut reader = reader;
     while let Some(node) = reader.next_node().map_err(|e| e.to_string())? {
         sink.node(node).map_err(|e| format!("refused: {e}"))?;
     }

@@ -56,6 +56,25 @@ pub struct SnapshotReader {
     digest: Option<ZxidDigest>,
 }
 
+/// Whether a snapshot file ends as a finished one does: at least 10 bytes, the last five the
+/// int 1 and `/` of its final seal's path, ZooKeeper 3.8's `SnapStream.isValidCheckedStream`.
+/// A snapshot whose write was cut short fails this without being read.
+///
+/// # Errors
+/// The file cannot be opened or read.
+pub(crate) fn ends_as_finished(path: &Path) -> io::Result<bool> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    if len < 10 {
+        return Ok(false);
+    }
+    file.seek(SeekFrom::Start(len - 5))?;
+    let mut tail = [0u8; 5];
+    file.read_exact(&mut tail)?;
+    Ok(tail == [0, 0, 0, 1, b'/'])
+}
+
 fn invalid(msg: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg.into())
 }

@@ -93,6 +93,32 @@ fn the_newest_snapshot_then_the_later_logs() {
     assert_eq!(report.tail_cut, None);
 }
 
+/// A newest snapshot cut short (ZooKeeper writes in place, so a crash leaves one under its
+/// name) is passed over by its tail, as ZooKeeper does, and the older one is loaded.
+#[test]
+fn a_newest_snapshot_cut_short_is_passed_over_by_its_tail() {
+    let (dir, entries) = populated();
+    let data = DataDir::open(dir.path(), None).unwrap();
+    let newest = data.snap_dir().join("snapshot.14");
+    let bytes = fs::read(&newest).unwrap();
+    fs::write(&newest, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    let mut made = 0;
+    let (sink, report) = recover(&data, || {
+        made += 1;
+        Recorder::default()
+    })
+    .unwrap();
+    assert_eq!(sink.nodes, sample_nodes()[..5]);
+    assert_eq!(sink.txns, entries[10..]);
+    assert_eq!(report.skipped.len(), 1);
+    assert!(
+        report.skipped[0].reason.contains("cut short"),
+        "{}",
+        report.skipped[0].reason
+    );
+    assert_eq!(made, 2, "one sink per snapshot tried");
+}
+
 #[test]
 fn a_damaged_newest_snapshot_falls_back_to_the_older_one() {
     let (dir, entries) = populated();
