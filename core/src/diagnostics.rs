@@ -5,7 +5,8 @@
 //! state is large, stalling every client; instead a cursor walks the state a slice at a time,
 //! each slice a separate short read, and picks up after the last item it returned. The state
 //! may change between slices: the walk then shows each item as it was when its slice was
-//! read, as ZooKeeper's own dumps (taken while requests go on) may.
+//! read, as ZooKeeper's own dumps (taken while requests go on) may; a watch removed and set
+//! again between two slices may be listed twice.
 //!
 //! Invariants: one slice costs at most `max` steps (an item returned, or a connection or
 //! session passed over) plus one lookup; a cursor never goes back, so a walk ends after at

@@ -1,8 +1,9 @@
 //! Path rules: ZooKeeper's `PathUtils.validatePath` (docs/protocol.md §6.1) and the cheaper parent split that
 //! create and delete apply before it (docs/protocol.md §6.2 step 5, §6.3 step 2).
 //!
-//! Nothing here touches the tree. Invariant: every path stored in the tree passed
-//! [`is_valid`], so tree code may split on `/` freely.
+//! Nothing here touches the tree. Invariant: every path stored in the tree is valid, so tree
+//! code may split on `/` freely: it passed [`is_valid`], or, restored from a snapshot below a
+//! parent already in the tree, [`is_valid_below_valid_parent`], which then says the same.
 
 /// The system nodes that exist from the start and can never be deleted (docs/protocol.md §16).
 pub(crate) const SYSTEM_NODES: [&str; 4] =
@@ -34,7 +35,9 @@ pub(crate) fn is_valid(path: &str) -> bool {
 /// Whether `path` is valid, given that its parent as [`split`] computes it is a valid path (a
 /// node in the tree): then only its last name is new, and the one way the parent part can be
 /// valid while the whole is not, a parent part of `/` (`//name`). Recovery asks only this of a
-/// restored node, whose parent it has found in the tree.
+/// restored node, whose parent it has found in the tree. The root itself (`/`) is not a path
+/// below a parent: false here, and callers check it apart. A malformed path whose parent part
+/// is not in the tree (`/a//b`) passes the name check and is then refused as an orphan.
 pub(crate) fn is_valid_below_valid_parent(path: &str) -> bool {
     let Some(slash) = path.rfind('/') else {
         return false;

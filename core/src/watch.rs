@@ -255,7 +255,8 @@ impl WatchTable {
     /// Up to `max` of one connection's watched paths whose ids come after `after` (all of them
     /// from the first when `None`), in id order, each with its id: a bounded slice of a walk
     /// that resumes where the last slice ended, whatever changed in between. A path watched
-    /// since the walk began may or may not be in it, as in a walk by name.
+    /// since the walk began may or may not be in it; a path whose watch went and came back
+    /// between two slices has a new number, and may be listed twice.
     pub fn paths_of_after(
         &self,
         conn: ConnId,
@@ -284,7 +285,7 @@ impl WatchTable {
             .flat_map(|(p, w)| w.watchers.iter().map(move |(c, m)| (*c, &**p, *m)))
     }
 
-    /// One connection's registrations, by path.
+    /// One connection's registrations, in no particular order.
     pub fn of_conn(&self, conn: ConnId) -> impl Iterator<Item = (&str, Mode)> {
         self.by_conn
             .get(&conn)

@@ -21,8 +21,8 @@ use super::{Refused, Tree, name_of};
 impl Tree {
     /// Hangs a restored node under its parent with one lookup of each (a million-node
     /// restore does this a million times, mostly under the parent of the one before):
-    /// refused, changing nothing, when the parent is missing. A second node of the same path
-    /// is found by [`Tree::finish_restore`].
+    /// refused, changing nothing, when the parent is missing or a node of that path is
+    /// already there.
     pub(in super::super) fn attach_restored(
         &mut self,
         path: &str,
@@ -41,14 +41,21 @@ impl Tree {
                 i
             }
         };
+        // A path given twice is refused here, before it is indexed: each copy would share one
+        // hash, and every later insert of it probe past all the copies before it.
+        let hash = self.index.hash(path);
+        if self.index.find(hash, |j| self.is_at(j, path)).is_some() {
+            return Err(Refused::Duplicate);
+        }
         let i = self.store(p, name, node)?;
         self.restored.push((p, i));
-        self.index_new(i, path);
+        self.index_new(i, path, hash);
         Ok(())
     }
 
     /// Puts every restored node in its parent's child list, each list sorted once. `Err`
-    /// names a node whose parent has two children of its name; the tree is then unusable.
+    /// names a node whose parent has two children of its name (which the check at attach
+    /// already refuses); the tree is then unusable.
     pub(in super::super) fn finish_restore(&mut self) -> Result<(), String> {
         let mut restored = std::mem::take(&mut self.restored);
         // By parent; within one, the order does not matter.
