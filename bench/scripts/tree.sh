@@ -68,7 +68,7 @@ kill9() {
   pid=
 }
 
-rss() { awk '/VmRSS/ { print $2 * 1024 }' "/proc/$1/status"; }
+rss() { awk '/VmRSS/ { printf "%d\n", $2 * 1024 }' "/proc/$1/status"; }
 
 # The newest snapshot in DATA (ZooKeeper's layout: version-2/snapshot.ZXID): its size and the
 # nodes in it (the zxid's counter: one transaction per create).
@@ -180,11 +180,12 @@ for writer in ("zookeeper", "shepherd"):
         continue
     zk = [own if writer == "zookeeper" else other for own, other in pairs]
     sh = [other if writer == "zookeeper" else own for own, other in pairs]
-    ratios = [z / s for z, s in zip(zk, sh)]
+    ratios = [z / max(s, 1e-3) for z, s in zip(zk, sh)]
+    r = statistics.median(ratios)
     print(f"| start to serving on {names[writer]}'s directory after kill -9, s | "
           f"{statistics.median(zk):,.2f} ({', '.join(f'{v:,.2f}' for v in zk)}) | "
           f"{statistics.median(sh):,.2f} ({', '.join(f'{v:,.2f}' for v in sh)}) | "
-          f"1/{statistics.median(ratios):.1f} (median of the runs' ratios) |")
+          f"{f'1/{r:.1f}' if r >= 1 else f'{1 / r:.2f}×'} (median of the runs' ratios) |")
 heap, heaps = med("zookeeper", "heap_bytes_per_node")
 if heaps:
     sh, _ = med("shepherd", "bytes_per_node")
