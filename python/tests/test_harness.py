@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 from kazoo.protocol.states import KazooState
@@ -18,6 +19,18 @@ class HarnessTest(KazooTestCase):
         other = self._get_nonchroot_client()
         other.start()
         assert other.exists(self.client.chroot) is not None
+
+    def test_writes_reach_the_clusters_data_dir(self):
+        # Durable as kazoo's ZooKeeper is: some of kazoo's tests count on a write's disk time.
+        mark = b"written-through-" + os.urandom(8).hex().encode()
+        self.client.create("/durable", mark)
+        logs = os.path.join(self.cluster.data_dir, "version-2")
+        found = False
+        for name in os.listdir(logs):
+            if name.startswith("log."):
+                with open(os.path.join(logs, name), "rb") as log:
+                    found = found or mark in log.read()
+        assert found
 
     def test_expire_session_ends_it_on_the_server(self):
         self.client.create("/eph", ephemeral=True)
