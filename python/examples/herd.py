@@ -89,8 +89,12 @@ def run(recipe: str, n: int) -> List[str]:
                 acquire, release = make(client)
                 acquire()
                 acquired = time.perf_counter()
+                # A hand-off runs from the start of one release to the next acquire: the
+                # next holder may see the delete's notification before this thread sees
+                # the delete's reply, so the release's end would give negative hand-offs.
+                releasing = time.perf_counter()
                 release()
-                times.append((acquired, time.perf_counter()))
+                times.append((acquired, releasing))
             except BaseException as error:  # reported in the row
                 errors.append(error)
 
@@ -114,7 +118,7 @@ def run(recipe: str, n: int) -> List[str]:
     if errors or len(times) != n:
         return [recipe, str(n), f"failed: {errors[0] if errors else 'timed out'}"]
     times.sort()
-    releases = [started] + [released for _, released in times[:-1]]
+    releases = [started] + [releasing for _, releasing in times[:-1]]
     handoffs = [(acquired - release) * 1e6 for (acquired, _), release in zip(times, releases)]
     notifications = after - before
     return [
