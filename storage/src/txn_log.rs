@@ -13,6 +13,15 @@
 //! in them, so the `fdatasync` of a commit carries only the entries' data: no block allocation,
 //! hence no journal commit of the file system's metadata, on all but one commit per chunk.
 //!
+//! Once a commit has synced them, the entries' pages are dropped from the page cache
+//! (`posix_fadvise(DONTNEED)`): the log is read back only by a recovery, and a durable server
+//! writes its whole log through the cache, so without this the cache grows by every byte
+//! written and new writes land in pages the kernel must find and clear first. The
+//! [`GenerateLoad` sweep](../../docs/bench/generate-load.md) showed it: at 100 % writes the
+//! server's CPU per write nearly doubled once the cache had taken its first few GiB. Only
+//! pages wholly below the position handed to the file are dropped, never the zeros written
+//! ahead, which the coming entries overwrite in place.
+//!
 //! Invariants: entries reach the file in the chunks Java's buffered stream would hand over
 //! ([`JavaBufferedFile`]), so that the file, padding included, is what ZooKeeper would have
 //! written for the same appends and commits; zeros are only written at or beyond the position
@@ -44,6 +53,9 @@ pub const LOG_HEADER_LEN: u64 = 16;
 /// How much of the padding is written with zeros at a time, ahead of the entries.
 pub const ZERO_CHUNK: u64 = 1 << 20;
 
+/// The page size the cache is dropped in: only whole pages below the synced position go.
+const PAGE: u64 = 4096;
+
 /// The zeros [`ZERO_CHUNK`] is written from, a slice at a time.
 static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
 
@@ -74,6 +86,8 @@ struct OpenLog {
     size: u64,
     /// Everything below this offset is written (entries or zeros): allocated on disk.
     zeroed: u64,
+    /// The cached pages below this offset were dropped after a sync.
+    uncached: u64,
 }
 
 impl OpenLog {
@@ -81,6 +95,17 @@ impl OpenLog {
     /// within half a chunk of what is already written, so that the blocks the coming entries
     /// land in are allocated before they are committed. Stays within the padded length: it
     /// never makes the file longer than ZooKeeper's.
+    /// Drops the cached pages of what the last sync made durable: every whole page below
+    /// the position handed to the file. Advice only: a refusal is logged, never an error,
+    /// since the bytes are on disk either way.
+    fn drop_synced_pages(&mut self) {
+        let end = self.out.position();
+        if end > self.uncached {
+            drop_cached(self.out.file(), self.uncached, end - self.uncached);
+            self.uncached = end - end % PAGE;
+        }
+    }
+
     fn zero_ahead(&mut self) -> io::Result<()> {
         let position = self.out.position();
         // Nothing below the position is ever zeroed: it holds entries.
@@ -222,9 +247,11 @@ impl TxnLog {
         if fsync {
             for file in &self.rolled {
                 file.sync_data()?;
+                drop_cached(file, 0, 0);
             }
-            if let Some(log) = &self.current {
+            if let Some(log) = &mut self.current {
                 log.out.file().sync_data()?;
+                log.drop_synced_pages();
             }
             if self.dir_unsynced {
                 File::open(&self.dir)?.sync_all()?;
@@ -263,6 +290,21 @@ impl TxnLog {
     }
 }
 
+/// `posix_fadvise(DONTNEED)` over `len` bytes of `file` from `offset` (0: to its end). The
+/// kernel drops only whole, clean pages of the range; what it cannot drop stays cached.
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+fn drop_cached(file: &File, offset: u64, len: u64) {
+    use rustix::fs::{Advice, fadvise};
+    let len = std::num::NonZeroU64::new(len);
+    if let Err(error) = fadvise(file, offset, len, Advice::DontNeed) {
+        tracing::debug!(%error, "the kernel refused to drop synced log pages from its cache");
+    }
+}
+
+/// Systems without `posix_fadvise` (macOS) keep the pages cached.
+#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+fn drop_cached(_file: &File, _offset: u64, _len: u64) {}
+
 fn open_log(dir: &Path, zxid: i64) -> io::Result<OpenLog> {
     let path = dir.join(log_name(zxid));
     tracing::info!(path = %path.display(), "creating new transaction log file");
@@ -289,6 +331,7 @@ fn open_log(dir: &Path, zxid: i64) -> io::Result<OpenLog> {
         out,
         size,
         zeroed: size,
+        uncached: 0,
     })
 }
 
