@@ -127,9 +127,14 @@ class ShepherdCluster:
         if self._server is None:
             settings = {"superDigest": SUPER_DIGEST, "4lw.commands.whitelist": "*"}
             self._data = tempfile.TemporaryDirectory(prefix="shepherd-kazoo-")
-            self._server = Server(
-                members=self.size, settings=settings, data_dir=self._data.name
-            ).start()
+            try:
+                self._server = Server(
+                    members=self.size, settings=settings, data_dir=self._data.name
+                ).start()
+            except BaseException:
+                self._data.cleanup()
+                self._data = None
+                raise
         else:
             for member in self._members:
                 member.run()

@@ -53,8 +53,6 @@ pub const LOG_HEADER_LEN: u64 = 16;
 /// How much of the padding is written with zeros at a time, ahead of the entries.
 pub const ZERO_CHUNK: u64 = 1 << 20;
 
-/// The page size the cache is dropped in: only whole pages below the synced position go.
-const PAGE: u64 = 4096;
 /// How many synced bytes gather before their pages are dropped. Each drop costs the kernel a
 /// drain of its per-processor page lists; after every commit, that cost 4 % of the writes/s of
 /// 64 sessions writing 16 B values.
@@ -95,10 +93,6 @@ struct OpenLog {
 }
 
 impl OpenLog {
-    /// Writes zeros over the next [`ZERO_CHUNK`] of the padding once the position comes
-    /// within half a chunk of what is already written, so that the blocks the coming entries
-    /// land in are allocated before they are committed. Stays within the padded length: it
-    /// never makes the file longer than ZooKeeper's.
     /// Drops the cached pages of what the syncs made durable, once [`DROP_EVERY`] bytes have
     /// gathered: every whole page below the position handed to the file. Advice only: a
     /// refusal is logged, never an error, since the bytes are on disk either way.
@@ -106,10 +100,17 @@ impl OpenLog {
         let end = self.out.position();
         if end >= self.uncached + DROP_EVERY {
             drop_cached(self.out.file(), self.uncached, end - self.uncached);
-            self.uncached = end - end % PAGE;
+            // The page holding `end` stays cached (the next entries land in it): the next
+            // drop starts there, in the system's page size, so that it is dropped in its turn.
+            let page = rustix::param::page_size() as u64;
+            self.uncached = end - end % page;
         }
     }
 
+    /// Writes zeros over the next [`ZERO_CHUNK`] of the padding once the position comes
+    /// within half a chunk of what is already written, so that the blocks the coming entries
+    /// land in are allocated before they are committed. Stays within the padded length: it
+    /// never makes the file longer than ZooKeeper's.
     fn zero_ahead(&mut self) -> io::Result<()> {
         let position = self.out.position();
         // Nothing below the position is ever zeroed: it holds entries.
@@ -294,9 +295,9 @@ impl TxnLog {
     }
 }
 
-/// `posix_fadvise(DONTNEED)` over `len` bytes of `file` from `offset` (0: to its end). The
-/// kernel drops only whole, clean pages of the range; what it cannot drop stays cached.
-#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+/// `posix_fadvise(DONTNEED)` over `len` bytes of `file` from `offset` (0: to its end). Linux
+/// drops only whole, clean pages of the range; what it cannot drop stays cached.
+#[cfg(any(target_os = "linux", target_os = "android"))]
 fn drop_cached(file: &File, offset: u64, len: u64) {
     use rustix::fs::{Advice, fadvise};
     let len = std::num::NonZeroU64::new(len);
@@ -305,8 +306,9 @@ fn drop_cached(file: &File, offset: u64, len: u64) {
     }
 }
 
-/// Systems without `posix_fadvise` (macOS) keep the pages cached.
-#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+/// Elsewhere the pages stay cached: macOS has no `posix_fadvise`, and FreeBSD's widens the
+/// range to whole blocks, which could take the page the next entries are written into.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
 fn drop_cached(_file: &File, _offset: u64, _len: u64) {}
 
 fn open_log(dir: &Path, zxid: i64) -> io::Result<OpenLog> {
