@@ -28,7 +28,7 @@ use super::data_dir::DataDir;
 use super::error::{StorageError, at};
 use super::log_reader::{TornTail, read_logs, truncate_torn_tail};
 use super::names::is_compressed_snapshot;
-use super::snapshot_reader::{SnapshotNode, SnapshotReader, ZxidDigest, ends_as_finished};
+use super::snapshot_reader::{SnapshotNode, SnapshotReader, ZxidDigest};
 
 /// Receives recovered state. Errors from the snapshot methods reject that snapshot (recovery
 /// falls back to an older one); an error from [`RecoverySink::txn`] stops recovery.
@@ -225,12 +225,7 @@ pub(crate) fn load_snapshot<S: RecoverySink>(
     if is_compressed_snapshot(name) {
         return Err("compressed snapshots are not supported".to_owned());
     }
-    // ZooKeeper writes a snapshot in place, so one cut short by a crash keeps its name. Like
-    // its `SnapStream.isValidSnapshot`, recovery passes such a file over by its last bytes
-    // instead of reading gigabytes of it only to fail at the end.
-    if !ends_as_finished(path).map_err(|e| e.to_string())? {
-        return Err("it does not end as a finished snapshot does (a write cut short)".to_owned());
-    }
+    // A snapshot cut short by a crash is refused by `open` from its last bytes alone.
     let mut reader = SnapshotReader::open(path).map_err(|e| e.to_string())?;
     for &(id, timeout) in reader.sessions() {
         sink.session(id, timeout)

@@ -56,22 +56,18 @@ pub struct SnapshotReader {
     digest: Option<ZxidDigest>,
 }
 
-/// Whether a snapshot file ends as a finished one does: at least 10 bytes, the last five the
-/// int 1 and `/` of its final seal's path, ZooKeeper 3.8's `SnapStream.isValidCheckedStream`.
-/// A snapshot whose write was cut short fails this without being read.
-///
-/// # Errors
-/// The file cannot be opened or read.
-pub(crate) fn ends_as_finished(path: &Path) -> io::Result<bool> {
+/// Whether an open snapshot file ends as a finished one does: at least 10 bytes, the last five
+/// the int 1 and `/` of its final seal's path, ZooKeeper 3.8's `SnapStream.isValidCheckedStream`.
+/// Leaves the file at its start.
+fn ends_as_finished(file: &mut File, len: u64) -> io::Result<bool> {
     use std::io::{Seek, SeekFrom};
-    let mut file = File::open(path)?;
-    let len = file.metadata()?.len();
     if len < 10 {
         return Ok(false);
     }
     file.seek(SeekFrom::Start(len - 5))?;
     let mut tail = [0u8; 5];
     file.read_exact(&mut tail)?;
+    file.seek(SeekFrom::Start(0))?;
     Ok(tail == [0, 0, 0, 1, b'/'])
 }
 
@@ -82,11 +78,22 @@ fn invalid(msg: impl Into<String>) -> io::Error {
 impl SnapshotReader {
     /// Opens a snapshot and reads its header, sessions and ACL cache.
     ///
+    /// A file that does not end as a finished snapshot does is refused before anything else
+    /// is read: ZooKeeper writes a snapshot in place, so one cut short by a crash keeps its
+    /// name, and it would otherwise be read to its end (gigabytes) only to fail there. Like
+    /// ZooKeeper's `SnapStream.isValidSnapshot`, the last five bytes decide.
+    ///
     /// # Errors
-    /// The file cannot be read, is not a snapshot (magic), or ends or breaks before the nodes.
+    /// The file cannot be read, does not end as a finished snapshot (`InvalidData`), is not a
+    /// snapshot (magic), or ends or breaks before the nodes.
     pub fn open(path: &Path) -> io::Result<SnapshotReader> {
-        let file = File::open(path)?;
+        let mut file = File::open(path)?;
         let len = file.metadata()?.len();
+        if !ends_as_finished(&mut file, len)? {
+            return Err(invalid(
+                "it does not end as a finished snapshot does (a write cut short)",
+            ));
+        }
         let mut input = CheckedInput::new(file, len);
         let magic = input.int()?;
         if magic != SNAP_MAGIC {
