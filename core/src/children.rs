@@ -69,12 +69,10 @@ impl Children {
     /// each parent once it has all of the parent's nodes. A snapshot ZooKeeper wrote lists a
     /// folder's children in hash order, and putting each in its place as it comes costs a
     /// search among names scattered over the arena; here the names are compared by their first
-    /// sixteen bytes, held beside the indexes, and read whole only where those tie. `Err`
-    /// carries a child whose name another one has too.
-    pub fn from_unsorted<'a>(
-        indexes: Vec<u32>,
-        name_of: impl Fn(u32) -> &'a [u8],
-    ) -> Result<Children, u32> {
+    /// sixteen bytes, held beside the indexes, and read whole only where those tie. The names
+    /// must be distinct: the caller's path index refuses a second node of one path before it
+    /// gets here.
+    pub fn from_unsorted<'a>(indexes: Vec<u32>, name_of: impl Fn(u32) -> &'a [u8]) -> Children {
         /// A name's first sixteen bytes, zero-padded: ordered as the names are, ties aside
         /// (a name holds no zero byte, as for [`Fence`]).
         fn prefix(name: &[u8]) -> u128 {
@@ -88,12 +86,12 @@ impl Children {
             .map(|i| (prefix(name_of(i)), i))
             .collect();
         keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| name_of(a.1).cmp(name_of(b.1))));
-        let twice = keyed
-            .windows(2)
-            .find(|w| w[0].0 == w[1].0 && name_of(w[0].1) == name_of(w[1].1));
-        if let Some(w) = twice {
-            return Err(w[1].1);
-        }
+        debug_assert!(
+            keyed
+                .windows(2)
+                .all(|w| w[0].0 != w[1].0 || name_of(w[0].1) != name_of(w[1].1)),
+            "two children of one name"
+        );
         let mut children = Children {
             len: keyed.len(),
             ..Children::default()
@@ -105,7 +103,7 @@ impl Children {
                 children.chunks.push(chunk);
             }
         }
-        Ok(children)
+        children
     }
 
     /// The wire form [`Children::wire`] built, unless a change dropped it since.
@@ -327,7 +325,7 @@ mod tests {
     }
 
     /// Built at once from any order, the children are those inserted one by one: the same
-    /// order, chunks and fences; a name given twice is refused.
+    /// order, chunks and fences.
     #[test]
     fn sorted_once_is_inserted_one_by_one() {
         for names in [
@@ -337,16 +335,13 @@ mod tests {
         ] {
             let name_of = |i: u32| names[i as usize].as_bytes();
             let indexes: Vec<u32> = (0..names.len() as u32).collect();
-            let built = Children::from_unsorted(indexes.clone(), name_of).expect("no twins");
+            let built = Children::from_unsorted(indexes, name_of);
             let one_by_one = filled(&names);
             assert_eq!(built.len(), one_by_one.len());
             assert!(built.iter().eq(one_by_one.iter()));
             assert_chunks(&built, &names);
-            let mut twice = indexes;
-            twice.push(3);
-            assert_eq!(Children::from_unsorted(twice, name_of).err(), Some(3));
         }
-        let none = Children::from_unsorted(Vec::new(), |_| &b""[..]).expect("empty");
+        let none = Children::from_unsorted(Vec::new(), |_| &b""[..]);
         assert!(none.is_empty());
     }
 

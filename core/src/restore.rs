@@ -165,15 +165,13 @@ impl Restore {
     /// nodes a snapshot lacks are added as a fresh server has them.
     ///
     /// # Errors
-    /// [`RestoreError::NoRoot`] when no root node came; [`RestoreError::Duplicate`] when a
-    /// node came twice.
+    /// [`RestoreError::NoRoot`] when no root node came.
     pub fn finish(self, zxid: i64) -> Result<Core, RestoreError> {
         let mut tree = self.tree;
         if tree.get("/").is_none() {
             return Err(RestoreError::NoRoot);
         }
-        tree.finish_restore()
-            .map_err(|path| RestoreError::Duplicate { path })?;
+        tree.finish_restore();
         tree.add_missing_system_nodes();
         Ok(Core::assemble(
             self.config,

@@ -53,10 +53,9 @@ impl Tree {
         Ok(())
     }
 
-    /// Puts every restored node in its parent's child list, each list sorted once. `Err`
-    /// names a node whose parent has two children of its name (which the check at attach
-    /// already refuses); the tree is then unusable.
-    pub(in super::super) fn finish_restore(&mut self) -> Result<(), String> {
+    /// Puts every restored node in its parent's child list, each list sorted once. No parent
+    /// gets two children of one name: [`Tree::attach_restored`] refused the second.
+    pub(in super::super) fn finish_restore(&mut self) {
         let mut restored = std::mem::take(&mut self.restored);
         // By parent; within one, the order does not matter.
         restored.sort_unstable();
@@ -70,26 +69,10 @@ impl Tree {
             if let Some(kids) = self.nodes.get_mut(parent).and_then(|p| p.children.take()) {
                 indexes.extend(kids.iter());
             }
-            let kids = Children::from_unsorted(indexes, name_of(&self.nodes))
-                .map_err(|twin| self.path_of(twin))?;
+            let kids = Children::from_unsorted(indexes, name_of(&self.nodes));
             if let Some(p) = self.nodes.get_mut(parent) {
                 p.children = (!kids.is_empty()).then(|| Box::new(kids));
             }
         }
-        Ok(())
-    }
-
-    /// The path of the node at `i`, walked up from its name (for an error message).
-    fn path_of(&self, mut i: u32) -> String {
-        let mut names = Vec::new();
-        while Some(i) != self.root {
-            let Some(node) = self.nodes.get(i) else {
-                break;
-            };
-            names.push(node.name.as_str());
-            i = node.parent;
-        }
-        names.reverse();
-        format!("/{}", names.join("/"))
     }
 }
