@@ -14,6 +14,9 @@
 //! It answers what `load_gen` sends: the handshake; create (with the path asked for), delete,
 //! setData (with an empty Stat) and getData (with `second`, the value `load_gen` checks); the
 //! getChildren of its `clean` mode (no children); ping; and closeSession, after which it closes.
+//! It also answers create2 (the path and an empty Stat), Shepherd's own client's create, so that
+//! `shepherd-bench latencies --persistent-only` can time the four persistent phases against it
+//! (`bench/scripts/latencies.sh`).
 //! Frames are checked and replies encoded with `shepherd-protocol`, as the server's are.
 //! Each request counts in `srvr`'s `Received` line, the counter `perf.sh` reads. Any other
 //! request, and any malformed frame, closes the connection without a reply.
@@ -26,8 +29,9 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use shepherd_cli::runtime::{self, Threads};
 use shepherd_protocol::{
-    Codec, ConnectResponse, CreateResponse, DEFAULT_MAX_BUFFER, GetChildrenResponse,
-    GetDataResponse, OpCode, ReplyHeader, RequestHeader, Stat, StatResponse, frame_len,
+    Codec, ConnectResponse, Create2Response, CreateResponse, DEFAULT_MAX_BUFFER,
+    GetChildrenResponse, GetDataResponse, OpCode, ReplyHeader, RequestHeader, Stat, StatResponse,
+    frame_len,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -160,6 +164,7 @@ fn reply(request: &[u8], out: &mut Vec<u8>) -> Next {
     let op = match OpCode::try_from(header.op_type) {
         Ok(
             op @ (OpCode::Create
+            | OpCode::Create2
             | OpCode::Delete
             | OpCode::GetData
             | OpCode::SetData
@@ -170,7 +175,7 @@ fn reply(request: &[u8], out: &mut Vec<u8>) -> Next {
         _ => return Next::Drop,
     };
     // create's reply is the path asked for, the first field of its request.
-    let path = if op == OpCode::Create {
+    let path = if matches!(op, OpCode::Create | OpCode::Create2) {
         match String::decode(&mut rest) {
             Ok(path) => path,
             Err(_) => return Next::Drop,
@@ -188,6 +193,11 @@ fn reply(request: &[u8], out: &mut Vec<u8>) -> Next {
         .encode(out);
         match op {
             OpCode::Create => CreateResponse { path }.encode(out),
+            OpCode::Create2 => Create2Response {
+                path,
+                stat: Stat::default(),
+            }
+            .encode(out),
             OpCode::GetData => GetDataResponse {
                 data: Some(b"second".to_vec()),
                 stat: Stat::default(),

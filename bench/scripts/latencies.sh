@@ -13,6 +13,12 @@
 # ZooKeeper ÷ Shepherd (above 1: Shepherd is faster). SHEPHERD (default
 # target/release/shepherd) and SHEPHERD_BENCH (default target/release/shepherd-bench): build
 # them with `cargo build --release --bin shepherd --bin shepherd-bench`.
+#
+# Each run also measures the floor (FLOOR, default target/release/examples/loadgen_floor; build
+# it with `cargo build --release --example loadgen_floor -p shepherd-bench`), a server that
+# answers create, set, get and delete with canned replies, in the four persistent phases
+# (`--persistent-only`): its p50 is the round trip of one call on this machine and this client,
+# which no server's work adds to. Without the binary the floor is left out, and said so.
 set -euo pipefail
 
 runs=${1:-3}
@@ -20,9 +26,11 @@ count=${2:-2000}
 here=$(cd "$(dirname "$0")" && pwd)
 shepherd=${SHEPHERD:-$here/../../target/release/shepherd}
 bench=${SHEPHERD_BENCH:-$here/../../target/release/shepherd-bench}
+floor=${FLOOR:-$here/../../target/release/examples/loadgen_floor}
 out=${OUT:-latencies.csv}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/latencies.XXXXXX")
 serve_pid=
+[[ -x $floor ]] || { echo "latencies.sh: no floor at $floor: measured without it" >&2; floor=; }
 trap 'stop_shepherd; "$here/zk.sh" stop "$dir/zk" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
 
 stop_shepherd() {
@@ -32,10 +40,30 @@ stop_shepherd() {
   serve_pid=
 }
 
-# measure RUN LABEL ADDR: one run of every phase, its rows appended with the run number.
+# measure RUN LABEL ADDR [OPTION]: one run of every phase (or of those OPTION leaves), its rows
+# appended with the run number.
 measure() {
-  "$bench" latencies --connect "$3" --count "$count" --size 100 --label "$2" |
+  "$bench" latencies --connect "$3" --count "$count" --size 100 --label "$2" ${4:+"$4"} |
     tail -n +2 | sed "s/^/$1,/" | tee -a "$out"
+}
+
+# start NAME COMMAND...: starts a server that prints its address on its first line of stdout
+# (`shepherd listening on ADDR`, the floor's `listening on ADDR`) and sets serve_pid and addr.
+start() {
+  local name=$1
+  shift
+  rm -f "$dir/serve.out"
+  "$@" >"$dir/serve.out" 2>>"$dir/serve.log" &
+  serve_pid=$!
+  addr=
+  for ((i = 0; i < 600; i++)); do
+    addr=$(sed -n 's/.*listening on \([0-9.:]*\).*/\1/p' "$dir/serve.out" | head -n 1)
+    [[ -z $addr ]] || return 0
+    kill -0 "$serve_pid" 2>/dev/null || { echo "latencies.sh: $name exited; see $dir/serve.log" >&2; exit 1; }
+    sleep 0.05
+  done
+  echo "latencies.sh: $name did not listen within 30 s" >&2
+  exit 1
 }
 
 echo "run,server,phase,count,size,p50_us,p99_us,p999_us,mean_us,total_ms" | tee "$out"
@@ -46,19 +74,17 @@ for ((run = 1; run <= runs; run++)); do
   measure "$run" zookeeper-3.8 "127.0.0.1:$(awk '{print $2}' <<<"$started")"
   "$here/zk.sh" stop "$dir/zk" >/dev/null
 
-  rm -rf "$dir/data" "$dir/serve.out"
-  "$shepherd" serve --port 0 --data-dir "$dir/data" >"$dir/serve.out" 2>>"$dir/serve.log" &
-  serve_pid=$!
-  addr=
-  for ((i = 0; i < 600; i++)); do
-    addr=$(sed -n 's/^shepherd listening on \([0-9.:]*\).*/\1/p' "$dir/serve.out" | head -n 1)
-    [[ -z $addr ]] || break
-    kill -0 "$serve_pid" 2>/dev/null || { echo "latencies.sh: shepherd serve exited; see $dir/serve.log" >&2; exit 1; }
-    sleep 0.05
-  done
-  [[ -n $addr ]] || { echo "latencies.sh: shepherd serve did not listen within 30 s" >&2; exit 1; }
+  rm -rf "$dir/data"
+  start "shepherd serve" "$shepherd" serve --port 0 --data-dir "$dir/data"
   measure "$run" shepherd "$addr"
   stop_shepherd
+
+  if [[ -n $floor ]]; then
+    # Two workers: `shepherd serve`'s shape.
+    start floor "$floor" 2
+    measure "$run" floor "$addr" --persistent-only
+    stop_shepherd
+  fi
 done
 
 echo
@@ -69,6 +95,7 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 phases = list(dict.fromkeys(r["phase"] for r in rows))
 print(f"{'phase':17} {'ZooKeeper p50 (runs)':>34} {'Shepherd p50 (runs)':>34} {'ratio':>6}   "
       f"{'ZooKeeper p99 (runs)':>34} {'Shepherd p99 (runs)':>34} {'ratio':>6}")
+floor = {}
 for phase in phases:
     cells = []
     for q in ("p50_us", "p99_us"):
@@ -81,4 +108,18 @@ for phase in phases:
         ratio = medians[0] / medians[1] if medians[1] else float("inf")
         cells.append(f"{ratio:6.1f}")
     print(f"{phase:17} {cells[0]:>34} {cells[1]:>34} {cells[2]:>6}   {cells[3]:>34} {cells[4]:>34} {cells[5]:>6}")
+    xs = [float(r["p50_us"]) for r in rows if r["phase"] == phase and r["server"] == "floor"]
+    if xs:
+        floor[phase] = (statistics.median(xs), xs)
+if floor:
+    print()
+    print("the floor (canned replies: one call's round trip on this machine), p50 µs, and what each server adds to it")
+    print(f"{'phase':17} {'floor p50 (runs)':>34} {'ZooKeeper above':>16} {'Shepherd above':>15}")
+    for phase, (m, xs) in floor.items():
+        above = []
+        for server in ("zookeeper-3.8", "shepherd"):
+            ys = [float(r["p50_us"]) for r in rows if r["phase"] == phase and r["server"] == server]
+            above.append(statistics.median(ys) - m)
+        cell = f"{m:9.1f} ({' '.join(f'{x:.0f}' for x in xs)})"
+        print(f"{phase:17} {cell:>34} {above[0]:16.1f} {above[1]:15.1f}")
 PY

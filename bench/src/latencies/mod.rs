@@ -36,6 +36,11 @@ pub struct LatenciesArgs {
     /// The server's name in the output (default: --connect).
     #[arg(long)]
     pub label: Option<String>,
+    /// Only the four persistent phases: create, set, get and delete. A server that answers
+    /// only those can then be measured: the floor (`examples/loadgen_floor.rs`), whose round
+    /// trip is what no server's work adds to.
+    #[arg(long)]
+    pub persistent_only: bool,
 }
 
 /// The phases, in the order the script runs them.
@@ -154,6 +159,11 @@ pub async fn execute(args: &LatenciesArgs) -> Result<Vec<Phase>> {
         .await?
         .0,
     );
+    if args.persistent_only {
+        remove_root(client, &root).await?;
+        let _ = client.close().await;
+        return Ok(phases);
+    }
     phases.push(
         timed("create_ephemeral", &paths, |p| async move {
             client
@@ -187,12 +197,16 @@ pub async fn execute(args: &LatenciesArgs) -> Result<Vec<Phase>> {
         latencies.push(deletes_done.elapsed());
     }
     phases.push(finish("notification", latencies, deletes_done));
-    client
-        .delete(&root, None)
-        .await
-        .map_err(|source| failed(format!("cannot delete {root}"), source))?;
+    remove_root(client, &root).await?;
     let _ = client.close().await;
     Ok(phases)
+}
+
+async fn remove_root(client: &Client, root: &str) -> Result<()> {
+    client
+        .delete(root, None)
+        .await
+        .map_err(|source| failed(format!("cannot delete {root}"), source))
 }
 
 /// Calls `call` on every path in turn, timing each; the phase, and what the calls returned.
