@@ -345,6 +345,15 @@ mod tests {
         assert!(none.is_empty());
     }
 
+    /// Two children of one name are the caller's bug; a debug build says so.
+    #[cfg(debug_assertions)]
+    #[test]
+    #[should_panic(expected = "two children of one name")]
+    fn sorted_once_refuses_a_twin_in_debug_builds() {
+        let names = ["a", "b", "a"];
+        Children::from_unsorted(vec![0, 1, 2], |i| names[i as usize].as_bytes());
+    }
+
     #[test]
     fn names_that_tie_on_their_fence_keep_their_order() {
         // Every name shares its first eight bytes, as sequential nodes of a lock do: every

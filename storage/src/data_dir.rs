@@ -11,7 +11,7 @@
 //! leftover temporary snapshot files (`tmp.snapshot.…`) are removed at open.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -19,6 +19,7 @@ use rustix::fs::{FlockOperation, flock};
 
 use super::error::{StorageError, at};
 use super::names::{LOG_PREFIX, SNAPSHOT_PREFIX, TEMP_PREFIX, VERSION_DIR, list};
+use super::snapshot_reader::ends_as_finished;
 use super::txn_log::TxnLog;
 
 /// The lock file's name, at the top of the data directory (and of a separate log directory).
@@ -188,13 +189,8 @@ fn looks_complete(path: &Path) -> bool {
             let mut head = vec![0u8; magic.len()];
             return Ok(file.read_exact(&mut head).is_ok() && head == magic);
         }
-        if file.metadata()?.len() < 10 {
-            return Ok(false);
-        }
-        file.seek(SeekFrom::End(-5))?;
-        let mut tail = [0u8; 5];
-        file.read_exact(&mut tail)?;
-        Ok(tail == [0, 0, 0, 1, b'/'])
+        let len = file.metadata()?.len();
+        ends_as_finished(&mut file, len)
     };
     check().unwrap_or(false)
 }

@@ -10,7 +10,9 @@
 //! Invariants: nothing is trusted until the final seal checks out, so callers must treat what
 //! they were given as provisional until `next_node` has returned `Ok(None)`; every length is
 //! checked against what is left of the file before anything is allocated; every problem is an
-//! `io::Error` (`InvalidData` for a damaged file, `UnexpectedEof` for a short one), never a panic.
+//! `io::Error`, never a panic: `InvalidData` for a damaged file or one that does not end as a
+//! finished snapshot does, `UnexpectedEof` for one that breaks off inside a record although
+//! its last bytes look finished.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -56,10 +58,13 @@ pub struct SnapshotReader {
     digest: Option<ZxidDigest>,
 }
 
-/// Whether an open snapshot file ends as a finished one does: at least 10 bytes, the last five
-/// the int 1 and `/` of its final seal's path, ZooKeeper 3.8's `SnapStream.isValidCheckedStream`.
-/// Leaves the file at its start.
-fn ends_as_finished(file: &mut File, len: u64) -> io::Result<bool> {
+/// Whether an open snapshot file of `len` bytes ends as a finished one does: at least 10
+/// bytes, the last five the int 1 and `/` of its final seal's path, ZooKeeper 3.8's
+/// `SnapStream.isValidCheckedStream`. Leaves the file at its start.
+///
+/// # Errors
+/// The file cannot be read or sought.
+pub(crate) fn ends_as_finished(file: &mut File, len: u64) -> io::Result<bool> {
     use std::io::{Seek, SeekFrom};
     if len < 10 {
         return Ok(false);
@@ -91,7 +96,7 @@ impl SnapshotReader {
         let len = file.metadata()?.len();
         if !ends_as_finished(&mut file, len)? {
             return Err(invalid(
-                "it does not end as a finished snapshot does (a write cut short)",
+                "it does not end as a finished snapshot does (a write cut short, or not a snapshot)",
             ));
         }
         let mut input = CheckedInput::new(file, len);

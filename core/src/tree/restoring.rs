@@ -54,7 +54,8 @@ impl Tree {
     }
 
     /// Puts every restored node in its parent's child list, each list sorted once. No parent
-    /// gets two children of one name: [`Tree::attach_restored`] refused the second.
+    /// gets two children of one name: [`Tree::attach_restored`] refused the second, and by the
+    /// module's invariant nothing was attached otherwise since the restore began.
     pub(in super::super) fn finish_restore(&mut self) {
         let mut restored = std::mem::take(&mut self.restored);
         // By parent; within one, the order does not matter.
