@@ -17,8 +17,10 @@
 # Each run also measures the floor (FLOOR, default target/release/examples/loadgen_floor; build
 # it with `cargo build --release --example loadgen_floor -p shepherd-bench`), a server that
 # answers create, set, get and delete with canned replies, in the four persistent phases
-# (`--persistent-only`): its p50 is the round trip of one call on this machine and this client,
-# which no server's work adds to. Without the binary the floor is left out, and said so.
+# (`--persistent-only`): its p50 is what one call costs when the server does no work, and each
+# server's p50 less it is printed. On a virtual machine that is not a lower bound for a read:
+# an idle call's cost depends on how the processors wake (docs/bench/latencies.md, "The floor").
+# Without the binary the floor is left out, and said so; FLOOR= (empty) leaves it out too.
 set -euo pipefail
 
 runs=${1:-3}
@@ -26,14 +28,14 @@ count=${2:-2000}
 here=$(cd "$(dirname "$0")" && pwd)
 shepherd=${SHEPHERD:-$here/../../target/release/shepherd}
 bench=${SHEPHERD_BENCH:-$here/../../target/release/shepherd-bench}
-floor=${FLOOR:-$here/../../target/release/examples/loadgen_floor}
+floor=${FLOOR-$here/../../target/release/examples/loadgen_floor}
 out=${OUT:-latencies.csv}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/latencies.XXXXXX")
 serve_pid=
-[[ -x $floor ]] || { echo "latencies.sh: no floor at $floor: measured without it" >&2; floor=; }
-trap 'stop_shepherd; "$here/zk.sh" stop "$dir/zk" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
+[[ -z $floor || -x $floor ]] || { echo "latencies.sh: no floor at $floor: measured without it" >&2; floor=; }
+trap 'stop_server; "$here/zk.sh" stop "$dir/zk" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
 
-stop_shepherd() {
+stop_server() {
   [[ -n $serve_pid ]] || return 0
   kill "$serve_pid" 2>/dev/null || true
   wait "$serve_pid" 2>/dev/null || true
@@ -52,17 +54,24 @@ measure() {
 start() {
   local name=$1
   shift
-  rm -f "$dir/serve.out"
+  # Created here, not by the child's redirect, so that the first look below finds it.
+  : >"$dir/serve.out"
   "$@" >"$dir/serve.out" 2>>"$dir/serve.log" &
   serve_pid=$!
   addr=
   for ((i = 0; i < 600; i++)); do
     addr=$(sed -n 's/.*listening on \([0-9.:]*\).*/\1/p' "$dir/serve.out" | head -n 1)
     [[ -z $addr ]] || return 0
-    kill -0 "$serve_pid" 2>/dev/null || { echo "latencies.sh: $name exited; see $dir/serve.log" >&2; exit 1; }
+    if ! kill -0 "$serve_pid" 2>/dev/null; then
+      # The EXIT trap removes $dir: its log is shown here.
+      echo "latencies.sh: $name exited; its log:" >&2
+      tail -n 20 "$dir/serve.log" >&2
+      exit 1
+    fi
     sleep 0.05
   done
-  echo "latencies.sh: $name did not listen within 30 s" >&2
+  echo "latencies.sh: $name did not listen within 30 s; its log:" >&2
+  tail -n 20 "$dir/serve.log" >&2
   exit 1
 }
 
@@ -77,13 +86,13 @@ for ((run = 1; run <= runs; run++)); do
   rm -rf "$dir/data"
   start "shepherd serve" "$shepherd" serve --port 0 --data-dir "$dir/data"
   measure "$run" shepherd "$addr"
-  stop_shepherd
+  stop_server
 
   if [[ -n $floor ]]; then
     # Two workers: `shepherd serve`'s shape.
     start floor "$floor" 2
     measure "$run" floor "$addr" --persistent-only
-    stop_shepherd
+    stop_server
   fi
 done
 
@@ -113,7 +122,7 @@ for phase in phases:
         floor[phase] = (statistics.median(xs), xs)
 if floor:
     print()
-    print("the floor (canned replies: one call's round trip on this machine), p50 µs, and what each server adds to it")
+    print("the floor (canned replies, no work), p50 µs, and each server's p50 less the floor's")
     print(f"{'phase':17} {'floor p50 (runs)':>34} {'ZooKeeper above':>16} {'Shepherd above':>15}")
     for phase, (m, xs) in floor.items():
         above = []

@@ -68,7 +68,8 @@ kill9() {
   pid=
 }
 
-rss() { awk '/VmRSS/ { printf "%d\n", $2 * 1024 }' "/proc/$1/status"; }
+# %.0f, not %d: mawk (Debian's awk) prints any %d above 2^31 - 1 as 2147483647.
+rss() { awk '/VmRSS/ { printf "%.0f\n", $2 * 1024 }' "/proc/$1/status"; }
 
 # The newest snapshot in DATA (ZooKeeper's layout: version-2/snapshot.ZXID): its size and the
 # nodes in it (the zxid's counter: one transaction per create).

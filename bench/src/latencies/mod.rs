@@ -4,6 +4,7 @@
 //! each, get each, delete each, create as many ephemeral nodes, set an exists watch on each,
 //! delete them, and wait for every watch's notification. Where the script prints each phase's
 //! mean, this keeps every call's latency and reports the percentiles (docs/bench/latencies.md).
+//! `--persistent-only` stops after the four persistent phases.
 //!
 //! Invariants: a call is timed from before it is sent to its reply, and nothing else is in
 //! flight on the session meanwhile (the phases are the script's synchronous ones); a phase's
@@ -37,8 +38,8 @@ pub struct LatenciesArgs {
     #[arg(long)]
     pub label: Option<String>,
     /// Only the four persistent phases: create, set, get and delete. A server that answers
-    /// only those can then be measured: the floor (`examples/loadgen_floor.rs`), whose round
-    /// trip is what no server's work adds to.
+    /// only those can then be measured: the floor (`examples/loadgen_floor.rs`), which answers
+    /// with canned replies and does no work.
     #[arg(long)]
     pub persistent_only: bool,
 }
@@ -103,7 +104,8 @@ pub fn main(args: &LatenciesArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The eight phases against `args.connect`, under a root of this process's own, removed after.
+/// The eight phases (the first four with `--persistent-only`) against `args.connect`, under a
+/// root of this process's own, removed after.
 ///
 /// # Errors
 /// The connection, or any call of a phase, failed.
@@ -202,6 +204,7 @@ pub async fn execute(args: &LatenciesArgs) -> Result<Vec<Phase>> {
     Ok(phases)
 }
 
+/// Deletes the run's root, which the phases left empty.
 async fn remove_root(client: &Client, root: &str) -> Result<()> {
     client
         .delete(root, None)
