@@ -125,6 +125,19 @@ fn an_unfinished_writer_leaves_nothing() {
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
+/// Writes `cut` to `bad` with a finished snapshot's last five bytes after it (so that it
+/// passes the tail check) and asserts that the reader still refuses it.
+fn assert_sealed_cut_refused(bad: &Path, cut: &[u8]) {
+    let mut sealed = cut.to_vec();
+    sealed.extend_from_slice(&[0, 0, 0, 1, b'/']);
+    fs::write(bad, &sealed).unwrap();
+    assert!(
+        read_snapshot(bad).is_err(),
+        "a cut of {} bytes, sealed, read as whole",
+        cut.len()
+    );
+}
+
 #[test]
 fn every_truncation_and_flipped_bit_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
@@ -149,13 +162,7 @@ fn every_truncation_and_flipped_bit_is_an_error() {
         if cut + 5 >= good.len() || cut + 5 == without_digest {
             continue;
         }
-        let mut sealed = good[..cut].to_vec();
-        sealed.extend_from_slice(&[0, 0, 0, 1, b'/']);
-        fs::write(&bad, &sealed).unwrap();
-        assert!(
-            read_snapshot(&bad).is_err(),
-            "cut at {cut}, sealed, read as whole"
-        );
+        assert_sealed_cut_refused(&bad, &good[..cut]);
     }
     // The very last byte is the second seal's "/", which ZooKeeper reads and ignores too.
     for byte in 0..good.len() - 1 {
@@ -214,12 +221,6 @@ fn a_snapshot_larger_than_the_read_buffer_round_trips_and_is_checked() {
     for cut in [256 * 1024, 256 * 1024 + 1, good.len() - 34] {
         fs::write(&bad, &good[..cut]).unwrap();
         assert!(read_snapshot(&bad).is_err(), "cut at {cut} read as whole");
-        let mut sealed = good[..cut].to_vec();
-        sealed.extend_from_slice(&[0, 0, 0, 1, b'/']);
-        fs::write(&bad, &sealed).unwrap();
-        assert!(
-            read_snapshot(&bad).is_err(),
-            "cut at {cut}, sealed, read as whole"
-        );
+        assert_sealed_cut_refused(&bad, &good[..cut]);
     }
 }
