@@ -31,15 +31,15 @@ bench=${SHEPHERD_BENCH:-$here/../../target/release/shepherd-bench}
 floor=${FLOOR-$here/../../target/release/examples/loadgen_floor}
 out=${OUT:-latencies.csv}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/latencies.XXXXXX")
-serve_pid=
+pid=
 [[ -z $floor || -x $floor ]] || { echo "latencies.sh: no floor at $floor: measured without it" >&2; floor=; }
 trap 'stop_server; "$here/zk.sh" stop "$dir/zk" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
 
 stop_server() {
-  [[ -n $serve_pid ]] || return 0
-  kill "$serve_pid" 2>/dev/null || true
-  wait "$serve_pid" 2>/dev/null || true
-  serve_pid=
+  [[ -n $pid ]] || return 0
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  pid=
 }
 
 # measure RUN LABEL ADDR [OPTION]: one run of every phase (or of those OPTION leaves), its rows
@@ -49,31 +49,9 @@ measure() {
     tail -n +2 | sed "s/^/$1,/" | tee -a "$out"
 }
 
-# start NAME COMMAND...: starts a server that prints its address on its first line of stdout
-# (`shepherd listening on ADDR`, the floor's `listening on ADDR`) and sets serve_pid and addr.
-start() {
-  local name=$1
-  shift
-  # Created here, not by the child's redirect, so that the first look below finds it.
-  : >"$dir/serve.out"
-  "$@" >"$dir/serve.out" 2>>"$dir/serve.log" &
-  serve_pid=$!
-  addr=
-  for ((i = 0; i < 600; i++)); do
-    addr=$(sed -n 's/.*listening on \([0-9.:]*\).*/\1/p' "$dir/serve.out" | head -n 1)
-    [[ -z $addr ]] || return 0
-    if ! kill -0 "$serve_pid" 2>/dev/null; then
-      # The EXIT trap removes $dir: its log is shown here.
-      echo "latencies.sh: $name exited; its log:" >&2
-      tail -n 20 "$dir/serve.log" >&2
-      exit 1
-    fi
-    sleep 0.05
-  done
-  echo "latencies.sh: $name did not listen within 30 s; its log:" >&2
-  tail -n 20 "$dir/serve.log" >&2
-  exit 1
-}
+# serve_shepherd and serve_listening: start a server and wait for its address.
+# shellcheck source=bench/scripts/side-by-side.sh
+. "$here/side-by-side.sh"
 
 echo "run,server,phase,count,size,p50_us,p99_us,p999_us,mean_us,total_ms" | tee "$out"
 for ((run = 1; run <= runs; run++)); do
@@ -84,13 +62,13 @@ for ((run = 1; run <= runs; run++)); do
   "$here/zk.sh" stop "$dir/zk" >/dev/null
 
   rm -rf "$dir/data"
-  start "shepherd serve" "$shepherd" serve --port 0 --data-dir "$dir/data"
+  serve_shepherd "$dir"
   measure "$run" shepherd "$addr"
   stop_server
 
   if [[ -n $floor ]]; then
     # Two workers: `shepherd serve`'s shape.
-    start floor "$floor" 2
+    serve_listening "$dir/serve.log" "$floor" 2
     measure "$run" floor "$addr" --persistent-only
     stop_server
   fi

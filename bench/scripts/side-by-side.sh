@@ -1,6 +1,7 @@
 # Sourced by the scripts that run a benchmark against both servers and keep every run's
-# figures (tree.sh, watches.sh, generate-load.sh): where the binaries are, the output folder
-# and the commit it is for, and a `shepherd serve` child on a data directory.
+# figures (tree.sh, watches.sh, generate-load.sh; latencies.sh for its servers alone): where the
+# binaries are, the output folder and the commit it is for, and a `shepherd serve` child on a
+# data directory.
 
 # side_by_side NAME [OUT]: sets $here, $root, $shepherd (SHEPHERD, default
 # target/release/shepherd), $bench (SHEPHERD_BENCH, default target/release/shepherd-bench),
@@ -16,16 +17,30 @@ side_by_side() {
   commit=$(git -C "$root" rev-parse --short HEAD)
 }
 
+# serve_listening LOG COMMAND [ARG…]: starts COMMAND, its stderr appended to LOG, and sets $pid
+# and $addr once its first line of output, `… listening on ADDR`, has come (`shepherd serve`
+# prints one, and so does the load_gen floor).
+serve_listening() {
+  local log=$1 line
+  shift
+  exec {fd}< <(exec "$@" 2>>"$log")
+  pid=$!
+  if ! read -r -t 1800 line <&"$fd"; then
+    echo "$1 did not start; its log ($log):" >&2
+    tail -n 20 "$log" >&2
+    exit 1
+  fi
+  addr=${line##*listening on }
+  addr=${addr%% *}
+}
+
 # serve_shepherd DIR [ARG…]: starts `shepherd serve --port 0 --data-dir DIR/data ARG…`, its
-# log appended to DIR/serve.log, and sets $pid and $addr once it listens (its first line).
+# log appended to DIR/serve.log, and sets $pid and $addr once it listens.
 serve_shepherd() {
-  local dir=$1 line
+  local dir=$1
   shift
   mkdir -p "$dir"
-  exec {fd}< <(exec "$shepherd" serve --port 0 --data-dir "$dir/data" "$@" 2>>"$dir/serve.log")
-  pid=$!
-  read -r -t 1800 line <&"$fd" || { echo "shepherd serve did not start; see $dir/serve.log" >&2; exit 1; }
-  addr=${line#shepherd listening on }
+  serve_listening "$dir/serve.log" "$shepherd" serve --port 0 --data-dir "$dir/data" "$@"
 }
 
 # alternate RUNS FUNCTION: FUNCTION zookeeper RUN, then FUNCTION shepherd RUN, for RUN = 1 ..
