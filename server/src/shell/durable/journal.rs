@@ -40,10 +40,11 @@ use crate::storage::TxnLog;
 /// ZooKeeper's `fsync.warningthresholdms` default: a commit slower than this is logged.
 const FSYNC_WARNING: Duration = Duration::from_secs(1);
 
-/// How long the thread polls for more entries after a batch before it sleeps: about four
-/// times a request's round trip over loopback (25 µs here), so that one client writing one
-/// call at a time finds the thread awake (docs/bench/latencies.md, "Where a write's time
-/// goes"). Where a processor is idle, `yield_now` returns at once and this is a spin.
+/// How long the thread polls for more entries after a batch before it sleeps: longer than a
+/// reply takes to reach a client and its next call to come back (getData's p50, 20–40 µs on
+/// loopback here), so that one client writing one call at a time finds the thread awake
+/// (docs/bench/latencies.md, "Where a write's time goes"). Where a processor is idle,
+/// `yield_now` returns at once and this is a spin.
 const POLL_AFTER_BATCH: Duration = Duration::from_micros(100);
 
 /// What the log thread tells the server.
