@@ -2,13 +2,19 @@
 //! server, laid out as ZooKeeper 3.8's `FileTxnSnapLog` lays it out (docs/storage.md).
 //!
 //! `DIR/version-2` holds snapshots, `LOGDIR/version-2` logs (the same directory when there is
-//! no separate log directory). Shepherd adds two files at the top of `DIR`, where ZooKeeper
-//! never looks: `shepherd.lock`, held with `flock` for as long as the [`DataDir`] lives, so a
-//! second server on the same directory fails at once (the kernel drops the lock when the
-//! process dies: no stale locks), and `shepherd.secret` ([`DataDir::secret`]).
+//! no separate log directory). Shepherd adds one file at the top of `DIR`, where ZooKeeper
+//! never looks: `shepherd.secret` ([`DataDir::secret`]).
+//!
+//! The guard against a second server is an `flock` on the directories themselves (`DIR`, and
+//! `LOGDIR` when separate), held on an open descriptor for as long as the [`DataDir`] lives. A
+//! lock on a file inside would be lost to anyone who deletes the file (a tidy-up script, a
+//! stale-pid clean-up): the next server would create a new file, lock that, and two servers
+//! would write one directory. A directory cannot be deleted while it holds the data, and the
+//! kernel drops the lock when the process dies, so there are no stale locks either.
 //!
 //! Invariants: while a `DataDir` exists its process is the only Shepherd writing there;
-//! leftover temporary snapshot files (`tmp.snapshot.…`) are removed at open.
+//! leftover temporary snapshot files (`tmp.snapshot.…`) are removed at open, after the locks
+//! are held.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
@@ -21,9 +27,6 @@ use super::error::{StorageError, at};
 use super::names::{LOG_PREFIX, SNAPSHOT_PREFIX, TEMP_PREFIX, VERSION_DIR, list};
 use super::snapshot_reader::ends_as_finished;
 use super::txn_log::TxnLog;
-
-/// The lock file's name, at the top of the data directory (and of a separate log directory).
-pub const LOCK_FILE: &str = "shepherd.lock";
 
 /// An open data directory; see the module docs.
 #[derive(Debug)]
@@ -199,38 +202,26 @@ fn canonical(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// Creates `dir` (with parents) and takes its lock file.
+/// Creates `dir` (with parents) and takes the lock on the directory itself (see the module
+/// docs).
 fn lock(dir: &Path) -> Result<File, StorageError> {
     std::fs::create_dir_all(dir).map_err(|source| StorageError::NotWritable {
         path: dir.to_path_buf(),
         source,
     })?;
-    let path = dir.join(LOCK_FILE);
-    let file = OpenOptions::new()
+    // O_DIRECTORY: the descriptor is the directory's, whatever the path names by now.
+    let handle = OpenOptions::new()
         .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o644)
-        .open(&path)
-        .map_err(|source| StorageError::NotWritable {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => {}
-        Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
-            return Err(StorageError::Locked {
-                dir: dir.to_path_buf(),
-                lock: path,
-            });
-        }
-        Err(e) => return Err(at(&path)(e.into())),
+        .custom_flags(rustix::fs::OFlags::DIRECTORY.bits() as i32)
+        .open(dir)
+        .map_err(at(dir))?;
+    match flock(&handle, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(handle),
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => Err(StorageError::Locked {
+            dir: dir.to_path_buf(),
+        }),
+        Err(e) => Err(at(dir)(e.into())),
     }
-    // The holder's pid, for a human wondering who holds it; the lock is what counts.
-    let _ = file.set_len(0);
-    let _ = io::Write::write_all(&mut &file, format!("{}\n", std::process::id()).as_bytes());
-    Ok(file)
 }
 
 /// Creates `dir` and proves it writable by creating and removing a file there.

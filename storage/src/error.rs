@@ -30,17 +30,15 @@ pub enum StorageError {
         #[source]
         source: io::Error,
     },
-    /// Another process (another server) holds the directory's lock file.
+    /// Another server (in this process or another) holds the lock on the directory.
     #[error(
-        "data directory {} is in use by another server (it holds the lock on {})",
-        dir.display(),
-        lock.display()
+        "data directory {} is in use by another server (it holds the lock on the directory \
+         itself); stop that server first",
+        dir.display()
     )]
     Locked {
         /// The data (or data log) directory.
         dir: PathBuf,
-        /// Its lock file.
-        lock: PathBuf,
     },
     /// Logs and snapshots in the wrong directories, as ZooKeeper's `FileTxnSnapLog` refuses.
     #[error("{}: {what}; check that dataDir and dataLogDir are the right way round", dir.display())]
@@ -57,6 +55,30 @@ pub enum StorageError {
         dir: PathBuf,
         /// Each snapshot tried, and why it was rejected.
         skipped: Vec<SkippedSnapshot>,
+    },
+    /// No snapshot file, but the logs hold transactions: the snapshot they build on is gone, and
+    /// replaying them from an empty tree would serve part of the data. ZooKeeper 3.8 refuses
+    /// the same directory ("No snapshot found, but there are log entries. Something is
+    /// broken!"); both take `zookeeper.snapshot.trust.empty` to replay them anyway.
+    #[error(
+        "No snapshot found, but there are log entries. Something is broken! {} holds no \
+         snapshot, while {} log file(s) hold transactions{}: {}. Replaying them from an empty \
+         tree would serve only the writes they hold; nothing was changed on disk. Restore the \
+         snapshot files (a volume not mounted?), or, if these logs are the directory's whole \
+         history, start once with zookeeper.snapshot.trust.empty=true (zoo.cfg \
+         `snapshot.trust.empty=true`, or `--set zookeeper.snapshot.trust.empty=true`)",
+        snap_dir.display(),
+        logs.len(),
+        first_zxid.map(|z| format!(" from zxid {z:#x}")).unwrap_or_default(),
+        path_list(logs)
+    )]
+    LogsWithoutSnapshot {
+        /// The snapshot directory, empty of snapshots.
+        snap_dir: PathBuf,
+        /// The log files found.
+        logs: Vec<PathBuf>,
+        /// The first logged transaction's zxid, when it reads.
+        first_zxid: Option<i64>,
     },
     /// A log file other than the last is damaged: cutting it would drop the later files'
     /// transactions, so recovery stops and leaves the choice to the operator.
@@ -134,6 +156,14 @@ fn skipped_list(skipped: &[SkippedSnapshot]) -> String {
         .map(|s| format!("{} ({})", s.path.display(), s.reason))
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+fn path_list(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Attaches a path to an I/O error.

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use super::error::{StorageError, at};
 use super::log_reader::{TornTail, read_logs};
 use super::names::{LOG_PREFIX, SNAPSHOT_PREFIX, VERSION_DIR, list};
-use super::recovery::{RecoverySink, judge_tail, load_snapshot};
+use super::recovery::{RecoverySink, judge_tail, load_snapshot, refuse_logs_without_snapshot};
 use super::snapshot_reader::{SnapshotNode, ZxidDigest};
 
 /// A snapshot file and what reading it found.
@@ -52,6 +52,8 @@ pub struct Inspection {
     pub last_zxid: i64,
     /// Where the logs stop before their end, if they do.
     pub damage: Option<LogDamage>,
+    /// Recovery's refusal of logs with no snapshot to start from, as it says it.
+    pub no_snapshot: Option<String>,
 }
 
 impl Inspection {
@@ -61,7 +63,7 @@ impl Inspection {
         let snapshot_ok =
             self.snapshots.is_empty() || self.snapshots.iter().any(|s| s.problem.is_none());
         let logs_ok = self.damage.as_ref().is_none_or(|d| d.refusal.is_none());
-        snapshot_ok && logs_ok
+        snapshot_ok && logs_ok && self.no_snapshot.is_none()
     }
 }
 
@@ -95,6 +97,9 @@ impl fmt::Display for Inspection {
                 refusal: Some(refusal),
                 ..
             }) => writeln!(f, "damage: {refusal}")?,
+        }
+        if let Some(refusal) = &self.no_snapshot {
+            writeln!(f, "snapshots: none: {refusal}")?;
         }
         let verdict = if self.recovers() {
             "recovers"
@@ -130,6 +135,15 @@ pub fn inspect(data_dir: &Path, log_dir: Option<&Path>) -> Result<Inspection, St
         .rev()
         .find(|s| s.problem.is_none())
         .map_or(0, |s| s.zxid);
+    let no_snapshot = if snapshots.is_empty() {
+        match refuse_logs_without_snapshot(&snap_dir, &log_dir) {
+            Ok(()) => None,
+            Err(e @ StorageError::Io { .. }) => return Err(e),
+            Err(refused) => Some(refused.to_string()),
+        }
+    } else {
+        None
+    };
     let logs = list(&log_dir, LOG_PREFIX).map_err(at(&log_dir))?;
     let mut reader = read_logs(&log_dir, base_zxid).map_err(at(&log_dir))?;
     let mut entries = 0;
@@ -155,6 +169,7 @@ pub fn inspect(data_dir: &Path, log_dir: Option<&Path>) -> Result<Inspection, St
         entries,
         last_zxid: reader.last_zxid(),
         damage,
+        no_snapshot,
     })
 }
 

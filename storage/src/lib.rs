@@ -40,14 +40,16 @@ mod txn_log;
 mod zeros;
 
 pub use damage::is_torn_write;
-pub use data_dir::{DataDir, LOCK_FILE};
+pub use data_dir::DataDir;
 pub use error::StorageError;
 pub use inspect::{Inspection, LogDamage, SnapshotCheck, inspect};
 pub use log_reader::{LogReader, TailProblem, TornTail, read_logs, truncate_torn_tail};
 pub use names::{
     LOG_PREFIX, SNAPSHOT_PREFIX, VERSION_DIR, log_name, snapshot_name, zxid_from_name,
 };
-pub use recovery::{RecoveryReport, RecoverySink, SkippedSnapshot, recover};
+pub use recovery::{
+    RecoverOptions, RecoveryReport, RecoverySink, SkippedSnapshot, recover, recover_with,
+};
 pub use repair::{Repair, truncate_after};
 pub use secret::SECRET_FILE;
 pub use snapshot_reader::{SnapshotNode, SnapshotReader, ZxidDigest};

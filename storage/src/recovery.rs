@@ -11,14 +11,24 @@
 //! that skip transactions after the snapshot or between files (a missing file, a snapshot from
 //! elsewhere): replaying past a gap would serve a tree without the writes in it.
 //!
+//! Logs with no snapshot at all are refused ([`StorageError::LogsWithoutSnapshot`]), as
+//! ZooKeeper 3.8's `FileTxnSnapLog.restore` refuses them: both servers write a snapshot before
+//! the first transaction of a directory, so logs without one mean the snapshot the logs build on
+//! was lost (a missing snapshot volume, files removed by hand). Replaying them from an empty
+//! tree would serve part of the data, and the next snapshot and purge would make that part
+//! permanent. [`RecoverOptions::trust_empty_snapshot`] (ZooKeeper's
+//! `zookeeper.snapshot.trust.empty`) replays them anyway, for the operator who knows the logs
+//! are the whole history.
+//!
 //! Invariants: the sink sees sessions, ACLs and nodes only from one snapshot, then exactly one
-//! `snapshot_done`, then transactions in strictly increasing zxid order; a directory without
-//! any snapshot file recovers from its logs alone, starting at zxid 0 (an empty directory is
-//! the sink's fresh state); snapshot files that all fail are an error, never an empty tree; a
-//! log is cut only where a write was torn ([`is_torn_write`]), and otherwise left untouched.
+//! `snapshot_done`, then transactions in strictly increasing zxid order; a directory with no
+//! snapshot and no logged transaction is the sink's fresh state; snapshot files that all fail
+//! are an error, never an empty tree; nothing on disk changes before recovery has decided to go
+//! on, and a log is cut only where a write was torn ([`is_torn_write`]), and otherwise left
+//! untouched.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use shepherd_protocol::Acl;
 use shepherd_protocol::txn::TxnEntry;
@@ -27,7 +37,7 @@ use super::damage::is_torn_write;
 use super::data_dir::DataDir;
 use super::error::{StorageError, at};
 use super::log_reader::{TornTail, read_logs, truncate_torn_tail};
-use super::names::is_compressed_snapshot;
+use super::names::{LOG_PREFIX, is_compressed_snapshot, list};
 use super::snapshot_reader::{SnapshotNode, SnapshotReader, ZxidDigest};
 
 /// Receives recovered state. Errors from the snapshot methods reject that snapshot (recovery
@@ -52,6 +62,15 @@ pub trait RecoverySink {
 
     /// A logged transaction after the snapshot.
     fn txn(&mut self, entry: &TxnEntry) -> Result<(), Self::Error>;
+}
+
+/// How [`recover_with`] treats what ZooKeeper would refuse.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecoverOptions {
+    /// ZooKeeper's `zookeeper.snapshot.trust.empty`: with no snapshot file, replay the logs from
+    /// an empty tree instead of refusing them. Only right when the logs are known to hold the
+    /// directory's whole history.
+    pub trust_empty_snapshot: bool,
 }
 
 /// A snapshot recovery did not use, and why.
@@ -99,19 +118,33 @@ impl fmt::Display for RecoveryReport {
     }
 }
 
+/// Recovers `dir` into a sink with the default (ZooKeeper's) options; see [`recover_with`].
+///
+/// # Errors
+/// As [`recover_with`].
+pub fn recover<S: RecoverySink>(
+    dir: &DataDir,
+    make_sink: impl FnMut() -> S,
+) -> Result<(S, RecoveryReport), StorageError> {
+    recover_with(dir, RecoverOptions::default(), make_sink)
+}
+
 /// Recovers `dir` into a sink; see the module docs.
 ///
 /// Blocking (file I/O); run it before serving or off the async runtime.
 ///
 /// # Errors
 /// [`StorageError::NoValidSnapshot`] when snapshot files exist and none is usable;
+/// [`StorageError::LogsWithoutSnapshot`] when there is no snapshot file but the logs hold
+/// transactions (unless `options.trust_empty_snapshot`);
 /// [`StorageError::CorruptLog`] for a damaged log file with later files after it;
 /// [`StorageError::DamagedLog`] for a damaged last log file that is not a torn write;
 /// [`StorageError::LogGap`] when the logs skip transactions after the snapshot or a file;
 /// [`StorageError::Replay`] when the sink refuses a transaction; [`StorageError::Io`] for
 /// directories or files that cannot be read, or a tail that cannot be cut.
-pub fn recover<S: RecoverySink>(
+pub fn recover_with<S: RecoverySink>(
     dir: &DataDir,
+    options: RecoverOptions,
     mut make_sink: impl FnMut() -> S,
 ) -> Result<(S, RecoveryReport), StorageError> {
     let mut report = RecoveryReport::default();
@@ -146,6 +179,9 @@ pub fn recover<S: RecoverySink>(
             });
         }
         None => {
+            if !options.trust_empty_snapshot {
+                refuse_logs_without_snapshot(dir.snap_dir(), dir.log_dir())?;
+            }
             let mut sink = make_sink();
             sink.snapshot_done(0, None)
                 .map_err(|e| StorageError::Replay {
@@ -156,11 +192,14 @@ pub fn recover<S: RecoverySink>(
         }
     };
     report.last_zxid = snap_zxid;
+    // Only logs trusted without a snapshot may start anywhere; after a snapshot (zxid 0
+    // included: ZooKeeper's first snapshot) the first entry must follow it.
+    let mut from_scratch = report.snapshot.is_none();
     let mut reader = read_logs(dir.log_dir(), snap_zxid).map_err(at(dir.log_dir()))?;
     for entry in reader.by_ref() {
         let entry = entry.map_err(at(dir.log_dir()))?;
         let zxid = entry.header.zxid;
-        if skips(report.last_zxid, zxid) {
+        if !std::mem::take(&mut from_scratch) && skips(report.last_zxid, zxid) {
             let (path, offset) = reader.entry_end().map_or_else(
                 || (dir.log_dir().to_path_buf(), 0),
                 |(path, offset)| (path.to_path_buf(), offset),
@@ -188,12 +227,37 @@ pub fn recover<S: RecoverySink>(
     Ok((sink, report))
 }
 
+/// Refuses a directory without snapshots whose logs hold a transaction (ZooKeeper's
+/// `txnLog.getLastLoggedZxid() != -1`). A log whose first entry cannot be read counts as
+/// holding one: only files with no entry at all (fresh, preallocated) are nothing to lose.
+/// `inspect` reports the same refusal.
+pub(crate) fn refuse_logs_without_snapshot(
+    snap_dir: &Path,
+    log_dir: &Path,
+) -> Result<(), StorageError> {
+    let logs = list(log_dir, LOG_PREFIX).map_err(at(log_dir))?;
+    if logs.is_empty() {
+        return Ok(());
+    }
+    let first = read_logs(log_dir, 0)
+        .map_err(at(log_dir))?
+        .next()
+        .map(|entry| entry.map(|e| e.header.zxid));
+    let Some(first) = first else {
+        return Ok(());
+    };
+    Err(StorageError::LogsWithoutSnapshot {
+        snap_dir: snap_dir.to_path_buf(),
+        logs: logs.into_iter().map(|(_, path)| path).collect(),
+        first_zxid: first.ok(),
+    })
+}
+
 /// Whether `next` leaves out transactions after `last`: in one epoch (the high 32 bits) every
 /// transaction takes the next counter, so a larger step means missing entries. A new epoch
-/// starts its counter again, and a directory without a snapshot starts wherever its logs do
-/// (`last` 0), so neither is a gap.
+/// starts its counter again, so that is not a gap.
 fn skips(last: i64, next: i64) -> bool {
-    last != 0 && last >> 32 == next >> 32 && next != last + 1
+    last >> 32 == next >> 32 && next != last + 1
 }
 
 /// Whether recovery may cut the logs where they stopped: only a torn write in the last file.

@@ -48,6 +48,10 @@ pub struct Durability {
     /// `autopurge.purgeInterval` (given in hours): how often old snapshots and logs are purged;
     /// zero, the default, for never.
     pub purge_interval: Duration,
+    /// `zookeeper.snapshot.trust.empty`: recover a directory that has logs but no snapshot by
+    /// replaying the logs from an empty tree. Off (as in ZooKeeper): such a directory is
+    /// refused, since the snapshot the logs build on is missing (docs/storage.md, "Recovery").
+    pub trust_empty_snapshot: bool,
 }
 
 impl Default for Durability {
@@ -61,6 +65,7 @@ impl Default for Durability {
             prealloc_bytes: DEFAULT_PREALLOC_BYTES,
             snap_retain_count: MIN_SNAP_RETAIN_COUNT,
             purge_interval: Duration::ZERO,
+            trust_empty_snapshot: false,
         }
     }
 }
@@ -132,6 +137,10 @@ impl Durability {
             "autopurge.purgeInterval" => {
                 self.purge_interval = Duration::from_secs(number()?.saturating_mul(3600));
             }
+            // Java's Boolean.getBoolean: only "true", in any case, is true.
+            "snapshot.trust.empty" => {
+                self.trust_empty_snapshot = value.eq_ignore_ascii_case("true")
+            }
             _ => return Ok(KeyOutcome::Unknown),
         }
         Ok(KeyOutcome::Applied)
@@ -152,6 +161,7 @@ mod tests {
             ("snapCount", "1000"),
             ("preAllocSize", "1024"),
             ("autopurge.purgeInterval", "2"),
+            ("zookeeper.snapshot.trust.empty", "TRUE"),
         ] {
             assert_eq!(d.apply_key(key, value), Ok(KeyOutcome::Applied), "{key}");
         }
@@ -161,6 +171,12 @@ mod tests {
         assert_eq!(d.snap_count, 1000);
         assert_eq!(d.prealloc_bytes, 1024 * 1024);
         assert_eq!(d.purge_interval, Duration::from_secs(7200));
+        assert!(d.trust_empty_snapshot);
+        d.apply_key("snapshot.trust.empty", "yes").unwrap();
+        assert!(
+            !d.trust_empty_snapshot,
+            "Java's getBoolean: only true is true"
+        );
         d.apply_key("dataLogDir", "/fast/zk").unwrap();
         assert_eq!(d.log_dir(), Some(&PathBuf::from("/fast/zk")));
         d.apply_key("forceSync", "whatever").unwrap();

@@ -47,6 +47,7 @@ pub(crate) const KNOWN: &[&str] = &[
     "sessionRequireClientSASLAuth",
     "snapCount",
     "snapSizeLimitInKb",
+    "snapshot.trust.empty",
     "ssl.authProvider",
     "ssl.ciphersuites",
     "ssl.clientAuth",

@@ -213,3 +213,115 @@ async fn a_failed_snapshot_crash_stops_the_server() {
     assert!(peer.closed().await, "every connection closes");
     server.shutdown().await;
 }
+
+/// Every file under `dir`, with its bytes: what "nothing on disk changed" compares.
+fn files_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push((path.clone(), std::fs::read(&path).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The snapshot volume gone while `dataLogDir` is elsewhere (or every snapshot removed by
+/// hand): the logs left do not begin the history, so the server refuses to start, as ZooKeeper
+/// does, naming the files and the override, and changes nothing on disk. Before, it replayed
+/// the logs from an empty tree, served 0 of 60 acknowledged nodes, snapshotted that tree and
+/// let the purge delete the older logs. With `zookeeper.snapshot.trust.empty` it starts from the
+/// logs alone.
+#[tokio::test]
+async fn logs_without_their_snapshot_are_refused_and_left_as_they_were() {
+    let dir = tempfile::tempdir().unwrap();
+    let (snaps, logs) = (dir.path().join("snaps"), dir.path().join("logs"));
+    let separate = |b: shepherd_server::ServerBuilder| {
+        b.data_dir(&snaps)
+            .with_config(|c| c.durability.data_log_dir = Some(logs.clone()))
+    };
+    let server = separate(builder()).snap_count(10).start().await.unwrap();
+    let (mut peer, _) = session(&server, 10_000).await;
+    for i in 0..60 {
+        create_node(&mut peer, &format!("/n{i}"), CreateMode::Persistent).await;
+    }
+    server.shutdown().await;
+    drop(server);
+    drop(peer);
+    std::fs::remove_dir_all(&snaps).unwrap();
+    let before = files_under(&logs);
+
+    let error = separate(builder())
+        .start()
+        .await
+        .expect_err("logs without their snapshot");
+    let storage = error
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<StorageError>())
+        .unwrap_or_else(|| panic!("not a storage error: {error:?}"));
+    assert!(
+        matches!(storage, StorageError::LogsWithoutSnapshot { .. }),
+        "{storage:?}"
+    );
+    let text = storage.to_string();
+    for part in [
+        "No snapshot found, but there are log entries",
+        "log.",
+        "zookeeper.snapshot.trust.empty",
+        "nothing was changed on disk",
+    ] {
+        assert!(text.contains(part), "{part:?} in {text}");
+    }
+    assert_eq!(files_under(&logs), before, "the logs are as they were");
+    let snap_files: Vec<_> = std::fs::read_dir(snaps.join("version-2"))
+        .map(|d| d.map(|e| e.unwrap().file_name()).collect())
+        .unwrap_or_default();
+    assert!(snap_files.is_empty(), "no snapshot written: {snap_files:?}");
+
+    // The operator's override: the logs alone, from an empty tree.
+    let server = separate(builder())
+        .with_config(|c| c.durability.trust_empty_snapshot = true)
+        .start()
+        .await
+        .unwrap();
+    assert!(server.last_zxid() > 0);
+    server.shutdown().await;
+}
+
+/// The guard against a second server is on the directory itself: a tidy-up that deletes every
+/// file at the top of the data directory while a server runs (a stale-pid clean-up removing
+/// what looks like a lock file) cannot let another server start there. Before, deleting
+/// `shepherd.lock` let a second server in, both acknowledged writes, and after a restart one
+/// server's write was gone.
+#[tokio::test]
+async fn deleting_files_cannot_let_a_second_server_onto_the_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = builder().data_dir(dir.path()).start().await.unwrap();
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+    let error = builder()
+        .data_dir(dir.path())
+        .start()
+        .await
+        .expect_err("a second server on a directory in use");
+    let storage = error
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<StorageError>())
+        .unwrap_or_else(|| panic!("not a storage error: {error:?}"));
+    assert!(
+        matches!(storage, StorageError::Locked { .. }),
+        "{storage:?}"
+    );
+    assert!(storage.to_string().contains("in use by another server"));
+    // The first one serves on.
+    let (mut peer, _) = session(&server, 10_000).await;
+    create_node(&mut peer, "/still", CreateMode::Persistent).await;
+    server.shutdown().await;
+}

@@ -6,18 +6,21 @@ use std::path::{Path, PathBuf};
 use super::recovery::Recorder;
 use super::sample_entries;
 use crate::{
-    DataDir, StorageError, TailProblem, TxnLog, inspect, log_name, recover, truncate_after,
+    DataDir, RecoverOptions, StorageError, TailProblem, TxnLog, inspect, log_name, recover,
+    recover_with, truncate_after,
 };
 
 /// The preallocation of the logs written here, as ZooKeeper's default is 64 MiB: enough that
 /// every entry is followed by zeros.
 const PREALLOC: u64 = 256 * 1024;
 
-/// A data directory with one preallocated log of `n` entries (zxids 1..=n), no snapshot; the
-/// log's path and the offset where each entry starts (index 0: zxid 1).
+/// A data directory with one preallocated log of `n` entries (zxids 1..=n) after a first
+/// snapshot at zxid 0 (as both servers write one before the first transaction); the log's
+/// path and the offset where each entry starts (index 0: zxid 1).
 fn one_log(n: usize) -> (tempfile::TempDir, PathBuf, Vec<u64>) {
     let dir = tempfile::tempdir().unwrap();
     let data = DataDir::open(dir.path(), None).unwrap();
+    first_snapshot(&data);
     let entries = sample_entries(1, n);
     let mut log = data.txn_log(PREALLOC);
     for entry in &entries {
@@ -204,10 +207,16 @@ fn check_reports_the_damage_and_repair_keeps_a_copy_of_what_it_cuts() {
     assert!(inspect(dir.path(), None).unwrap().recovers());
 }
 
-/// Logs 1..=30 in three files (rolled at 11 and 21); no snapshot.
+/// The snapshot of a fresh tree at zxid 0 that a new directory starts with.
+fn first_snapshot(data: &DataDir) {
+    super::snapshot::write_snapshot(data.snap_dir(), 0, &super::snapshot::sample_nodes()[..2]);
+}
+
+/// Logs 1..=30 in three files (rolled at 11 and 21) after the first snapshot.
 fn three_logs() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let data = DataDir::open(dir.path(), None).unwrap();
+    first_snapshot(&data);
     let mut log = data.txn_log(PREALLOC);
     for entry in &sample_entries(1, 30) {
         if matches!(entry.header.zxid, 11 | 21) {
@@ -261,10 +270,17 @@ fn a_snapshot_its_logs_do_not_follow_is_refused_and_the_files_are_unchanged() {
     super::snapshot::write_snapshot(data.snap_dir(), 5, &super::snapshot::sample_nodes());
     drop(data);
     assert_gap_refused_unchanged(dir.path(), 5, 11);
-    // Without a snapshot, the logs alone recover wherever they start (ZooKeeper's own
-    // directories from before their first snapshot are read so).
+    // After the first snapshot (zxid 0), the logs must begin at 1 as well.
     let data = DataDir::open(dir.path(), None).unwrap();
     fs::remove_file(data.snap_dir().join("snapshot.5")).unwrap();
-    let (sink, _) = recover(&data, Recorder::default).unwrap();
+    drop(data);
+    assert_gap_refused_unchanged(dir.path(), 0, 11);
+    // Trusted without any snapshot, the logs alone recover wherever they start.
+    let data = DataDir::open(dir.path(), None).unwrap();
+    fs::remove_file(data.snap_dir().join("snapshot.0")).unwrap();
+    let trust = RecoverOptions {
+        trust_empty_snapshot: true,
+    };
+    let (sink, _) = recover_with(&data, trust, Recorder::default).unwrap();
     assert_eq!(sink.txns.len(), 20);
 }

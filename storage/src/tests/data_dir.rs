@@ -22,6 +22,40 @@ fn a_second_open_fails_until_the_first_is_dropped() {
     DataDir::open(dir.path(), None).unwrap();
 }
 
+/// A tidy-up that deletes every file at the top of the directories (a stale-pid clean-up
+/// removing what looks like a lock file) cannot let a second server in: the lock is on the
+/// directories themselves.
+#[test]
+fn deleting_files_cannot_break_the_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let (snaps, logs) = (dir.path().join("data"), dir.path().join("logs"));
+    for log_dir in [None, Some(logs.as_path())] {
+        let first = DataDir::open(&snaps, log_dir).unwrap();
+        first.secret().unwrap();
+        for top in [&snaps, &logs] {
+            for entry in fs::read_dir(top).into_iter().flatten() {
+                let path = entry.unwrap().path();
+                if path.is_file() {
+                    fs::remove_file(&path).unwrap();
+                }
+            }
+        }
+        match DataDir::open(&snaps, log_dir) {
+            Err(StorageError::Locked { dir }) => assert_eq!(dir, snaps),
+            other => panic!("a second open after the tidy-up: {other:?}"),
+        }
+        if let Some(logs) = log_dir {
+            // The log directory alone, under another data directory, is guarded too.
+            match DataDir::open(&dir.path().join("other"), Some(logs)) {
+                Err(StorageError::Locked { dir }) => assert_eq!(dir, logs),
+                other => panic!("a second server on the log directory: {other:?}"),
+            }
+        }
+        drop(first);
+        DataDir::open(&snaps, log_dir).unwrap();
+    }
+}
+
 #[test]
 fn a_separate_log_directory_must_not_hold_snapshots() {
     let dir = tempfile::tempdir().unwrap();

@@ -9,7 +9,8 @@ use shepherd_protocol::txn::TxnEntry;
 use super::sample_entries;
 use super::snapshot::{sample_nodes, write_snapshot};
 use crate::{
-    DataDir, RecoverySink, SnapshotNode, StorageError, TxnLog, ZxidDigest, log_name, recover,
+    DataDir, RecoverOptions, RecoverySink, SnapshotNode, StorageError, ZxidDigest, inspect,
+    log_name, recover, recover_with,
 };
 
 /// Records what it is given.
@@ -181,24 +182,100 @@ fn a_torn_tail_is_cut_and_recovery_goes_on() {
     fs::write(&first, bytes).unwrap();
     fs::remove_file(data.snap_dir().join("snapshot.14")).unwrap();
     fs::remove_file(data.snap_dir().join("snapshot.a")).unwrap();
+    let trust = RecoverOptions {
+        trust_empty_snapshot: true,
+    };
     assert!(matches!(
-        recover(&data, Recorder::default),
+        recover_with(&data, trust, Recorder::default),
         Err(StorageError::CorruptLog { .. })
     ));
 }
 
+/// Every file of a directory with its bytes, to show that a refusal changed nothing.
+fn files_of(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files_of(&path));
+        } else {
+            out.push((path.clone(), fs::read(&path).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Logs with no snapshot (the snapshot volume missing, every snapshot removed by hand) are
+/// refused as ZooKeeper refuses them, naming the files and the override, and nothing on disk
+/// changes; trusted, they replay from an empty tree. Before the refusal, the logs were
+/// replayed from zxid 0 whatever they held, so a tree missing every write before the first
+/// log was served (and then made permanent by the next snapshot and purge).
 #[test]
-fn logs_without_any_snapshot_replay_from_the_start() {
+fn logs_without_any_snapshot_are_refused_unless_trusted() {
+    let (dir, entries) = populated();
+    let data = DataDir::open(dir.path(), None).unwrap();
+    for name in ["snapshot.a", "snapshot.14"] {
+        fs::remove_file(data.snap_dir().join(name)).unwrap();
+    }
+    // A torn tail too: a refusal must not cut it.
+    let last = data.log_dir().join(log_name(21));
+    let end = fs::read(&last)
+        .unwrap()
+        .iter()
+        .rposition(|b| *b == b'B')
+        .unwrap() as u64
+        + 1;
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&last)
+        .unwrap()
+        .set_len(end - 5)
+        .unwrap();
+    let before = files_of(dir.path());
+    let error = recover(&data, Recorder::default).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        matches!(
+            &error,
+            StorageError::LogsWithoutSnapshot { logs, first_zxid: Some(1), .. } if logs.len() == 2
+        ),
+        "{error:?}"
+    );
+    for part in [
+        "No snapshot found, but there are log entries",
+        "log.1",
+        "log.15",
+        "zookeeper.snapshot.trust.empty=true",
+        "nothing was changed on disk",
+    ] {
+        assert!(message.contains(part), "{part:?} in {message}");
+    }
+    assert_eq!(files_of(dir.path()), before, "a refusal changes nothing");
+    let inspection = inspect(dir.path(), None).unwrap();
+    assert!(!inspection.recovers(), "{inspection}");
+    assert!(
+        inspection.to_string().contains("trust.empty"),
+        "{inspection}"
+    );
+    let trust = RecoverOptions {
+        trust_empty_snapshot: true,
+    };
+    let (sink, report) = recover_with(&data, trust, Recorder::default).unwrap();
+    assert_eq!(sink.done, [(0, None)]);
+    assert_eq!(sink.txns, entries[..39]);
+    assert_eq!(report.last_zxid, 39);
+}
+
+/// Logs whose files hold no entry (a preallocated file the first write never reached) are
+/// nothing to lose: the directory starts fresh.
+#[test]
+fn logs_without_entries_and_no_snapshot_start_fresh() {
     let dir = tempfile::tempdir().unwrap();
     let data = DataDir::open(dir.path(), None).unwrap();
-    let entries = sample_entries(1, 5);
-    let mut log = TxnLog::new(data.log_dir(), 0);
-    for e in &entries {
-        log.append(e).unwrap();
-    }
-    log.commit(true).unwrap();
+    fs::write(data.log_dir().join(log_name(1)), [0u8; 64]).unwrap();
     let (sink, report) = recover(&data, Recorder::default).unwrap();
     assert_eq!(sink.done, [(0, None)]);
-    assert_eq!(sink.txns, entries);
-    assert_eq!(report.last_zxid, 5);
+    assert!(sink.txns.is_empty());
+    assert_eq!(report.last_zxid, 0);
 }

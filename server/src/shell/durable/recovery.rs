@@ -8,8 +8,16 @@
 //! that no longer exist are removed, as ZooKeeper's `loadData` does.
 //!
 //! One line says what was recovered and how long it took; a cut torn tail and every skipped
-//! snapshot get a warning of their own. Digest mismatches (a snapshot's or a txn's recorded
-//! tree digest against the rebuilt tree's) are warned about, as ZooKeeper only logs them.
+//! snapshot get a warning of their own.
+//!
+//! A digest mismatch (a snapshot's or a txn's recorded tree digest against the rebuilt tree's)
+//! stops recovery: the tree being built is not the one the writer had, and serving it would
+//! then snapshot it, and purge the files that could still have rebuilt the right one.
+//! ZooKeeper 3.8 only logs it (`DataTree.compareDigest`); its digests and ours agree on every
+//! directory either writes (`.ci/zk-tools-check.sh` fails on any mismatch), so a mismatch is
+//! damage or a foreign file, never a difference of the two servers. A mismatch in a snapshot's
+//! own digest rejects that snapshot, and recovery falls back to an older one as for any other
+//! unusable snapshot.
 
 use std::io;
 use std::sync::atomic::Ordering;
@@ -35,6 +43,21 @@ pub(crate) enum SinkError {
     /// Records came in an order recovery never produces.
     #[error("recovery records out of order: {0}")]
     Order(&'static str),
+    /// The tree rebuilt so far is not the tree the writer recorded a digest of.
+    #[error(
+        "the tree digest recorded at zxid {zxid:#x} is {recorded:#x}, the rebuilt tree's is \
+         {rebuilt:#x}: the files do not rebuild the tree that was written (damage, or a file \
+         from another directory); nothing was changed on disk. `shepherd datadir check DIR` \
+         reads the directory; restore it from a backup"
+    )]
+    Digest {
+        /// The zxid the digest was recorded at.
+        zxid: i64,
+        /// The recorded digest.
+        recorded: i64,
+        /// The rebuilt tree's.
+        rebuilt: i64,
+    },
 }
 
 /// The core being rebuilt: a [`Restore`] until the snapshot is done, then the core.
@@ -47,7 +70,6 @@ struct CoreSink {
     nodes: u64,
     /// A digest recorded for a zxid not yet reached: checked once replay gets there.
     pending_digest: Option<ZxidDigest>,
-    digest_mismatches: u64,
 }
 
 impl CoreSink {
@@ -59,7 +81,6 @@ impl CoreSink {
             core: None,
             nodes: 0,
             pending_digest: None,
-            digest_mismatches: 0,
         }
     }
 
@@ -70,18 +91,23 @@ impl CoreSink {
     }
 
     /// Compares the pending recorded digest with the tree's, once the core is at its zxid.
-    fn check_digest(&mut self) {
+    fn check_digest(&mut self) -> Result<(), SinkError> {
         let (Some(core), Some(recorded)) = (&self.core, self.pending_digest) else {
-            return;
+            return Ok(());
         };
         if core.last_zxid() < recorded.zxid {
-            return;
+            return Ok(());
         }
         self.pending_digest = None;
-        if core.last_zxid() == recorded.zxid
-            && core.tree_digest().is_some_and(|d| d != recorded.digest)
-        {
-            self.digest_mismatches += 1;
+        match core.tree_digest() {
+            Some(rebuilt) if core.last_zxid() == recorded.zxid && rebuilt != recorded.digest => {
+                Err(SinkError::Digest {
+                    zxid: recorded.zxid,
+                    recorded: recorded.digest,
+                    rebuilt,
+                })
+            }
+            _ => Ok(()),
         }
     }
 }
@@ -126,8 +152,7 @@ impl RecoverySink for CoreSink {
             restore.finish(zxid)?
         });
         self.pending_digest = digest;
-        self.check_digest();
-        Ok(())
+        self.check_digest()
     }
 
     fn txn(&mut self, entry: &TxnEntry) -> Result<(), SinkError> {
@@ -136,7 +161,7 @@ impl RecoverySink for CoreSink {
             .as_mut()
             .ok_or(SinkError::Order("a txn before the snapshot's end"))?;
         core.replay(entry, self.now)?;
-        self.check_digest();
+        self.check_digest()?;
         // A live snapshot is fuzzy: until replay reaches the zxid its digest was recorded at,
         // the tree holds changes from later txns too, and a txn's recorded digest (the tree
         // after that txn, when it was first applied) is not expected to match. ZooKeeper
@@ -145,12 +170,16 @@ impl RecoverySink for CoreSink {
             return Ok(());
         }
         let core = self.core.as_ref().ok_or(SinkError::Order("no core"))?;
-        if let (Some(recorded), Some(tree)) = (&entry.digest, core.tree_digest())
-            && recorded.tree_digest != tree
-        {
-            self.digest_mismatches += 1;
+        match (&entry.digest, core.tree_digest()) {
+            (Some(recorded), Some(rebuilt)) if recorded.tree_digest != rebuilt => {
+                Err(SinkError::Digest {
+                    zxid: entry.header.zxid,
+                    recorded: recorded.tree_digest,
+                    rebuilt,
+                })
+            }
+            _ => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -163,8 +192,18 @@ impl RecoverySink for CoreSink {
 pub(crate) fn recover(durable: &Durable, now: Now) -> io::Result<Core> {
     let started = Instant::now();
     let config = durable.core_config.clone();
+    let options = storage::RecoverOptions {
+        trust_empty_snapshot: durable.settings.trust_empty_snapshot,
+    };
+    if options.trust_empty_snapshot {
+        tracing::warn!(
+            "zookeeper.snapshot.trust.empty is set: logs without a snapshot are replayed from \
+             an empty tree. This should only be allowed when the logs hold the whole history"
+        );
+    }
     let (sink, report) =
-        storage::recover(&durable.dir, || CoreSink::new(config.clone(), now)).map_err(io_error)?;
+        storage::recover_with(&durable.dir, options, || CoreSink::new(config.clone(), now))
+            .map_err(io_error)?;
     let Some(mut core) = sink.core else {
         return Err(io::Error::other("recovery ended without a core"));
     };
@@ -180,12 +219,6 @@ pub(crate) fn recover(durable: &Durable, now: Now) -> io::Result<Core> {
             %tail,
             "cut a torn tail off the transaction log (a write the process did not finish, \
              never acknowledged)"
-        );
-    }
-    if sink.digest_mismatches > 0 {
-        tracing::warn!(
-            count = sink.digest_mismatches,
-            "recorded tree digests differ from the recovered tree's"
         );
     }
     let fresh = report.snapshot.is_none() && report.txns_replayed == 0;
