@@ -15,6 +15,7 @@ mod load;
 mod pressure;
 mod scale;
 mod soak;
+mod stall;
 mod target;
 #[cfg(test)]
 mod test_server;
@@ -69,6 +70,10 @@ enum Command {
     /// and the time to fire them all, from the server's resident set size (with --connect,
     /// --server-pid is required).
     Watches(watches::WatchesArgs),
+    /// What one client's large state costs the others when it goes: the bystanders' worst
+    /// latency and expired sessions while a connection holding a million watches closes, or a
+    /// four-letter word lists them (with --connect, --server-pid is required).
+    Stall(stall::StallArgs),
     /// A soak: a long randomized fault-injection run with safety checks.
     Soak {
         #[command(subcommand)]
@@ -106,6 +111,7 @@ fn main() -> ExitCode {
         Command::Scale(args) => scale::main(&args),
         Command::Tree(args) => tree::main(&args),
         Command::Watches(args) => watches::main(&args),
+        Command::Stall(args) => stall::main(&args),
         Command::Soak { soak } => soak::main(&soak),
     }
 }

@@ -13,7 +13,18 @@
 
 use shepherd_protocol::Id;
 
+use super::watch::Spare;
 use super::{Action, Conn, ConnId, ConnInfo, Core, Now, SessionId, acl};
+
+/// What one [`Core::sweep`] call did: whether more remains, and the memory it took out of the
+/// core, freed when this is dropped.
+#[derive(Debug)]
+#[must_use = "drop it once the core is released: it may free hundreds of megabytes"]
+pub struct Swept {
+    /// Whether registrations of gone connections remain to sweep.
+    pub more: bool,
+    _spare: Spare,
+}
 
 /// # Inputs
 ///
@@ -70,8 +81,32 @@ impl Core {
     }
 
     /// The socket is gone. Drop the connection's watches and identities; the session lives on.
+    /// A connection with many watches leaves their removal to [`Core::sweep`].
     pub fn close_connection(&mut self, conn: ConnId) {
         self.drop_conn(conn);
+    }
+
+    /// Whether connections that went (closed, expired, replaced) left watch registrations to
+    /// remove. They are already invisible: no count, word or trigger sees them.
+    pub fn sweep_pending(&self) -> bool {
+        self.data_watches.sweep_pending() || self.child_watches.sweep_pending()
+    }
+
+    /// Removes up to `max` of the registrations gone connections left, so that the work a
+    /// client's close makes is done in bounded slices between other calls rather than in one
+    /// (a million watches take seconds). The shell calls it while [`Core::sweep_pending`],
+    /// releasing the core between calls, and drops the [`Swept`] it returns only after
+    /// releasing the core: the last slice hands over the tables' spare capacity, which takes
+    /// milliseconds to free.
+    pub fn sweep(&mut self, max: usize) -> Swept {
+        let mut spare = Spare::default();
+        let done = self.data_watches.sweep(max, &mut spare);
+        self.child_watches
+            .sweep(max.saturating_sub(done), &mut spare);
+        Swept {
+            more: self.sweep_pending(),
+            _spare: spare,
+        }
     }
 
     /// Expire due sessions (tick buckets, docs/protocol.md §13.1-§13.2: closeSession txn takes one zxid,

@@ -63,6 +63,7 @@ use std::net::IpAddr;
 use shepherd_protocol::txn::TxnEntry;
 
 pub use diagnostics::{SessionCursor, SessionRow, WatchCursor, WatchSummary};
+pub use inputs::Swept;
 pub use metrics::{CoreMetrics, NotificationCounts, TriggerSummary};
 pub use peek::{RequestPeek, peek};
 pub use replay::ReplayError;

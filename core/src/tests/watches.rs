@@ -308,6 +308,72 @@ fn closing_a_connection_drops_its_watches() {
     assert!(all_events(&h.send(&mut a, set_data("/w", b"", -1)).actions).is_empty());
 }
 
+/// A connection holding many watches goes without the core doing work in proportion to them in
+/// one call: the close takes its registrations out of every count and lookup at once, and
+/// `sweep` removes their entries at most `max` at a time. Before, the close removed them all
+/// in one call (and so in one hold of the shell's core lock: 1–14 s for 1–3 million watches,
+/// long enough for every other session to expire).
+#[test]
+fn a_closed_connections_watches_go_in_bounded_slices() {
+    const SLICE: usize = 1024;
+    let held = 5 * SLICE + 7;
+    let mut h = H::new();
+    let mut a = h.connect();
+    let mut b = h.connect();
+    for i in 0..held {
+        assert_eq!(h.send(&mut a, exists(&format!("/s{i}"), true)).err(), -101);
+    }
+    h.send(&mut a, add_watch("/r", 1));
+    h.send(&mut a, get_children("/", true));
+    // `b` shares one of the paths, and watches one of its own.
+    h.send(&mut b, exists("/s0", true));
+    h.send(&mut b, exists("/mine", true));
+    assert!(h.core.watch_count() > held + 3);
+    h.core.close_connection(a.conn);
+    // Gone from every count and lookup at once...
+    assert_eq!(h.core.watch_count(), 2);
+    let summary = h.core.data_watch_summary();
+    assert_eq!((summary.connections, summary.total), (1, 2));
+    // ...but the close itself removed no more than one slice's worth of entries.
+    assert!(h.core.sweep_pending());
+    assert!(summary.paths > held - SLICE, "{summary:?}");
+    // Nothing fires at the gone connection meanwhile: not its one-shot, persistent-recursive
+    // or child watches.
+    let out = h.send(&mut b, create("/s1", b""));
+    assert!(
+        all_events(&out.actions).is_empty(),
+        "{:?}",
+        all_events(&out.actions)
+    );
+    let out = h.send(&mut b, create("/r", b""));
+    assert!(all_events(&out.actions).is_empty());
+    let out = h.send(&mut b, create("/r/c", b""));
+    assert!(all_events(&out.actions).is_empty());
+    let out = h.send(&mut b, create("/s0", b""));
+    assert_eq!(out.events(b.conn), [ev(NodeCreated, "/s0")]);
+    // Each sweep call removes at most `max` entries, and the sweep ends.
+    let mut paths = h.core.data_watch_summary().paths;
+    let mut calls = 0;
+    while h.core.sweep(SLICE).more {
+        let now = h.core.data_watch_summary().paths;
+        assert!(paths - now <= SLICE, "{paths} → {now}");
+        paths = now;
+        calls += 1;
+        assert!(calls <= held / SLICE + 1, "the sweep ends");
+    }
+    assert!(!h.core.sweep_pending());
+    let summary = h.core.data_watch_summary();
+    assert_eq!(
+        (summary.connections, summary.paths, summary.total),
+        (1, 1, 1)
+    );
+    assert_eq!(h.core.data_watches().len(), 1);
+    // The connection that stayed is served as before.
+    let out = h.send(&mut b, create("/mine", b""));
+    assert_eq!(out.events(b.conn), [ev(NodeCreated, "/mine")]);
+    assert_eq!(h.core.watch_count(), 0);
+}
+
 /// checkWatches (op 17) on 3.8 asks whether anyone watches the path, not whether the asking
 /// connection does (docs/protocol.md §9.8), and a path its parent walk cannot step through is
 /// MarshallingError. Every expectation was observed on Debian's 3.8.0 over the raw wire, with

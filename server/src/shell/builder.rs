@@ -28,7 +28,7 @@ use crate::shell::handle::ServerHandle;
 use crate::shell::http;
 use crate::shell::state::clock::{self, Clock};
 use crate::shell::state::shared::Shared;
-use crate::shell::state::ticker;
+use crate::shell::state::{sweeper, ticker};
 
 /// Entry point for building and starting a server.
 #[derive(Debug)]
@@ -434,6 +434,7 @@ impl ServerBuilder {
             secure_addr = addrs.first().copied();
         }
         tracker.spawn(ticker::tick_loop(shared.clone(), shutdown.clone()));
+        tracker.spawn(sweeper::sweep_loop(shared.clone(), shutdown.clone()));
         if shared.durable.is_some() {
             tracker.spawn(lifecycle::purge_loop(shared.clone(), shutdown.clone()));
         }

@@ -153,16 +153,14 @@ pub(crate) fn run_for(shared: &Shared, member: u64, name: &str) -> Value {
             out.insert("num_total_watches".into(), json!(summary.total));
         }
         "watches" => {
-            let by_session: Map<_, _> = report::watches(shared)
-                .by_session
+            let by_session: Map<_, _> = report::watches_by_session(shared)
                 .into_iter()
                 .map(|(id, paths)| (id.to_string(), json!(paths)))
                 .collect();
             out.insert("session_id_to_watched_paths".into(), by_session.into());
         }
         "watches_by_path" => {
-            let by_path: Map<_, _> = report::watches(shared)
-                .by_path
+            let by_path: Map<_, _> = report::watches_by_path(shared)
                 .into_iter()
                 .map(|(path, ids)| (path, json!(ids)))
                 .collect();

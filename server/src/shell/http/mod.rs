@@ -86,10 +86,10 @@ pub(crate) async fn accept_loop(
     tracker: TaskTracker,
 ) {
     let handler: Handler = Arc::new(move |request| {
-        let response = answer(&shared, endpoints, &request);
-        // Shown only once what it shows is on disk; never if the log failed.
         let shared = shared.clone();
         Box::pin(async move {
+            let response = answer_off_workers(&shared, endpoints, request).await;
+            // Shown only once what it shows is on disk; never if the log failed.
             shared.durable_view(response).await.unwrap_or_else(|| {
                 plain(
                     StatusCode::SERVICE_UNAVAILABLE,
@@ -179,14 +179,36 @@ async fn serve_connection(
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, connection).await;
 }
 
+/// [`answer`], with the AdminServer's commands on a blocking thread, one at a time
+/// server-wide: some list every watch or session, seconds of CPU that must not stall the
+/// async workers, nor be built once per connection of a flood (as the four-letter words,
+/// `observe/admin.rs`).
+async fn answer_off_workers(
+    shared: &Arc<Shared>,
+    endpoints: Endpoints,
+    request: Request<Incoming>,
+) -> Response<Full<Bytes>> {
+    let (method, path) = (request.method().clone(), request.uri().path().to_owned());
+    if !path.starts_with("/commands/") {
+        return answer(shared, endpoints, &method, &path);
+    }
+    let Ok(_permit) = shared.walks.acquire().await else {
+        return plain(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n");
+    };
+    let shared = Arc::clone(shared);
+    tokio::task::spawn_blocking(move || answer(&shared, endpoints, &method, &path))
+        .await
+        .unwrap_or_else(|_| plain(StatusCode::INTERNAL_SERVER_ERROR, "the command failed\n"))
+}
+
 /// The response to one request.
 fn answer(
     shared: &Shared,
     endpoints: Endpoints,
-    request: &Request<Incoming>,
+    method: &Method,
+    path: &str,
 ) -> Response<Full<Bytes>> {
-    let path = request.uri().path();
-    if request.method() != Method::GET && request.method() != Method::HEAD {
+    if method != Method::GET && method != Method::HEAD {
         // A 405 must say which methods are allowed (RFC 9110 §15.5.6).
         let mut response = plain(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
         response

@@ -7,6 +7,7 @@
 //! ZooKeeper's: a known word that is not whitelisted answers a fixed sentence.
 
 use std::fmt::Write;
+use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
 use shepherd_protocol::FourLetterWord;
@@ -28,6 +29,42 @@ pub(crate) fn answer(shared: &Shared, member: u64, word: FourLetterWord) -> Stri
         );
     }
     render(shared, member, word)
+}
+
+/// [`answer`], off the async workers for the words that list state.
+///
+/// Those walk the core a slice at a time, but building and formatting a million lines takes
+/// seconds of CPU: on an async worker that would stall every connection task queued behind it.
+/// They run on a blocking thread instead, one at a time server-wide (`Shared::walks`), so that
+/// a flood of them costs one answer's memory, not one per connection. Cancellation safe: a
+/// dropped future leaves the walk to finish and its answer to be dropped.
+pub(crate) async fn answer_off_workers(
+    shared: &Arc<Shared>,
+    member: u64,
+    word: FourLetterWord,
+) -> String {
+    if !walks_state(word) {
+        return answer(shared, member, word);
+    }
+    let Ok(_permit) = shared.walks.acquire().await else {
+        return String::new();
+    };
+    let shared = Arc::clone(shared);
+    tokio::task::spawn_blocking(move || answer(&shared, member, word))
+        .await
+        .unwrap_or_default()
+}
+
+/// The words whose answer grows with the state: one line per watch, session or connection.
+fn walks_state(word: FourLetterWord) -> bool {
+    matches!(
+        word,
+        FourLetterWord::Wchc
+            | FourLetterWord::Wchp
+            | FourLetterWord::Dump
+            | FourLetterWord::Cons
+            | FourLetterWord::Stat
+    )
 }
 
 /// The answer to a word as member `member` gives it, whitelist or not.
@@ -88,7 +125,7 @@ fn write_word(
             writeln!(out, "Total watches:{}", summary.total)?;
         }
         FourLetterWord::Wchc => {
-            for (session, paths) in report::watches(shared).by_session {
+            for (session, paths) in report::watches_by_session(shared) {
                 writeln!(out, "0x{session:x}")?;
                 for path in paths {
                     writeln!(out, "\t{path}")?;
@@ -97,7 +134,7 @@ fn write_word(
             writeln!(out)?;
         }
         FourLetterWord::Wchp => {
-            for (path, sessions) in report::watches(shared).by_path {
+            for (path, sessions) in report::watches_by_path(shared) {
                 writeln!(out, "{path}")?;
                 for session in sessions {
                     writeln!(out, "\t0x{session:x}")?;

@@ -163,25 +163,31 @@ pub(crate) fn watch_summary(shared: &Shared) -> WatchSummary {
     shared.query(|core| core.data_watch_summary())
 }
 
-/// The data-table watches, by session and by path (`wchc`, `wchp`; docs/protocol.md §14.3).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Watches {
-    pub by_session: BTreeMap<i64, Vec<String>>,
-    pub by_path: BTreeMap<String, Vec<i64>>,
-}
-
-/// Reads the data-table watches a slice at a time (see [`SLICE`]).
-pub(crate) fn watches(shared: &Shared) -> Watches {
+/// Every data-table watch as (session, path), read a slice at a time (see [`SLICE`]). Each
+/// word groups them one way only, so that a million watches are copied once, not twice.
+fn watch_rows(shared: &Shared) -> Vec<(i64, String)> {
     let mut cursor = shared.query(|core| core.data_watch_cursor());
     let mut all = Vec::new();
     while !shared.query(|core| core.data_watch_slice(&mut cursor, SLICE, &mut all)) {}
-    let mut out = Watches::default();
-    for (_, session, path) in all {
-        out.by_session
-            .entry(session)
-            .or_default()
-            .push(path.clone());
-        out.by_path.entry(path).or_default().push(session);
+    all.into_iter()
+        .map(|(_, session, path)| (session, path))
+        .collect()
+}
+
+/// The data-table watches by session (`wchc`, `watches`; docs/protocol.md §14.3).
+pub(crate) fn watches_by_session(shared: &Shared) -> BTreeMap<i64, Vec<String>> {
+    let mut out: BTreeMap<i64, Vec<String>> = BTreeMap::new();
+    for (session, path) in watch_rows(shared) {
+        out.entry(session).or_default().push(path);
+    }
+    out
+}
+
+/// The data-table watches by path (`wchp`, `watches_by_path`; docs/protocol.md §14.3).
+pub(crate) fn watches_by_path(shared: &Shared) -> BTreeMap<String, Vec<i64>> {
+    let mut out: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    for (session, path) in watch_rows(shared) {
+        out.entry(path).or_default().push(session);
     }
     out
 }

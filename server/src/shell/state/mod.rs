@@ -6,4 +6,5 @@ pub(crate) mod latency;
 pub(crate) mod outbound;
 pub(crate) mod shared;
 pub(crate) mod stats;
+pub(crate) mod sweeper;
 pub(crate) mod ticker;

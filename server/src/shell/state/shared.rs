@@ -163,6 +163,11 @@ pub(crate) struct Shared {
     pub(crate) clock: Clock,
     /// Wakes the ticker when a deadline may have moved earlier.
     pub(crate) ticker: Notify,
+    /// Wakes the sweep loop when gone connections left watches to remove (`sweeper.rs`).
+    pub(crate) sweeper: Notify,
+    /// One answer that lists state (`wchc`, `dump`, the AdminServer's twins) is built at a
+    /// time (`observe/admin.rs`).
+    pub(crate) walks: tokio::sync::Semaphore,
     started: Instant,
     /// Fault rules matched per request.
     pub(crate) faults: FaultRules,
@@ -203,6 +208,8 @@ impl Shared {
             stats: ServerStats::default(),
             clock,
             ticker: Notify::new(),
+            sweeper: Notify::new(),
+            walks: tokio::sync::Semaphore::new(1),
             started: Instant::now(),
             faults: FaultRules::new(),
             frozen: FrozenSessions::new(),
@@ -231,9 +238,13 @@ impl Shared {
             handed.map(|_| &durable.journal)
         });
         let after = core.next_deadline();
+        let sweep = core.sweep_pending();
         drop(core);
         if let Some(journal) = handed_to {
             journal.kick();
+        }
+        if sweep {
+            self.sweeper.notify_one();
         }
         // The ticker sleeps until `before` (or forever); every move earlier wakes it, so it
         // never sleeps past a deadline, whichever task made it.
@@ -249,6 +260,16 @@ impl Shared {
         self.with_core(|core, router| router.route(f(core, self.clock.now())));
     }
 
+    /// One slice of the sweep (`sweeper.rs`): removes up to `max` registrations gone
+    /// connections left, then hands the lock to a waiting task, if any, and only then frees
+    /// what the slice took out of the core. Returns whether more remain.
+    pub(crate) fn sweep_slice(&self, max: usize) -> bool {
+        let mut core = self.core.lock();
+        let swept = core.sweep(max);
+        parking_lot::MutexGuard::unlock_fair(core);
+        swept.more
+    }
+
     /// Reads the core under its lock.
     pub(crate) fn query<T>(&self, f: impl FnOnce(&Core) -> T) -> T {
         f(&self.core.lock())
@@ -259,11 +280,13 @@ impl Shared {
     /// dropped with it.
     pub(crate) fn replace_core(&self, core: Core, durable: i64) {
         let mut locked = self.core.lock();
-        *locked = core;
+        let old = std::mem::replace(&mut *locked, core);
         if let Some(gate) = self.router.gate() {
             gate.reset(durable);
         }
         drop(locked);
+        // Freeing a large tree takes time: not under the lock.
+        drop(old);
         self.wake_ticker();
         self.core_changed();
     }

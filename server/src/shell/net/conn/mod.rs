@@ -198,7 +198,10 @@ where
             let text = tokio::select! {
                 biased;
                 _ = conn.kill.cancelled() => None,
-                text = Box::pin(shared.durable_view(admin::answer(shared, conn.member, word))) => text,
+                text = Box::pin(async {
+                    let text = admin::answer_off_workers(shared, conn.member, word).await;
+                    shared.durable_view(text).await
+                }) => text,
             };
             let answered = match text {
                 None => Ok(false),
