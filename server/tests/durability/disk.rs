@@ -325,3 +325,57 @@ async fn deleting_files_cannot_let_a_second_server_onto_the_directory() {
     create_node(&mut peer, "/still", CreateMode::Persistent).await;
     server.shutdown().await;
 }
+
+/// A logged transaction whose recorded tree digest is not the tree replay rebuilds (a damaged
+/// or foreign log that still passes its checksums) stops the start, naming the zxid and both
+/// digests, and nothing on disk changes. Before, it was a warning, and the server served (then
+/// snapshotted) a tree that was not the one written.
+#[tokio::test]
+async fn a_digest_the_replayed_tree_does_not_match_stops_the_start() {
+    use shepherd_server::storage::{DataDir, read_logs};
+    let dir = tempfile::tempdir().unwrap();
+    let server = builder().data_dir(dir.path()).start().await.unwrap();
+    let (mut peer, _) = session(&server, 10_000).await;
+    for i in 0..5 {
+        create_node(&mut peer, &format!("/d{i}"), CreateMode::Persistent).await;
+    }
+    server.shutdown().await;
+    drop(server);
+    drop(peer);
+    // The same entries written again, the last one's digest changed.
+    let data = DataDir::open(dir.path(), None).unwrap();
+    let mut entries: Vec<_> = read_logs(data.log_dir(), 0)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let last = entries.last_mut().unwrap();
+    let digest = last
+        .digest
+        .as_mut()
+        .expect("3.8 logs a digest after each txn");
+    digest.tree_digest ^= 1;
+    let zxid = last.header.zxid;
+    for (_, path) in data.logs().unwrap() {
+        std::fs::remove_file(path).unwrap();
+    }
+    let mut log = data.txn_log(0);
+    for entry in &entries {
+        log.append(entry).unwrap();
+    }
+    log.commit(true).unwrap();
+    drop(log);
+    drop(data);
+    let before = files_under(dir.path());
+
+    let error = builder()
+        .data_dir(dir.path())
+        .start()
+        .await
+        .expect_err("a digest mismatch");
+    let text = error.to_string();
+    assert!(
+        text.contains(&format!("tree digest recorded at zxid {zxid:#x}")),
+        "{text}"
+    );
+    assert_eq!(files_under(dir.path()), before, "nothing on disk changed");
+}
