@@ -4,10 +4,11 @@
 # holding a million (or three) data watches closes, or while `wchc`/`wchp` lists them, and the
 # server's RSS before, with them and after.
 #
-#   bench/scripts/stall.sh [RUNS] [WATCHES…] [-- TRIGGER] [OUT]
+#   bench/scripts/stall.sh [RUNS] [WATCHES…]
 #
 # RUNS (default 3) rounds, ZooKeeper first, then Shepherd, for each count of WATCHES (default
-# 1000000 3000000); TRIGGER is close (default), wchc or wchp, given as STALL_TRIGGER. Both
+# 1000000 3000000); STALL_TRIGGER chooses what makes the server walk them: close (default),
+# wchc or wchp. Both
 # servers durable (forceSync=yes), on fresh data directories, with tickTime 2000 (so the
 # bystanders' 4 s sessions are allowed). STALL_ONLY=shepherd (or zookeeper) runs one server
 # only, e.g. an older build given as SHEPHERD. Every run's figures go to OUT/stall.csv (STALL_OUT, or

@@ -87,7 +87,9 @@ impl Core {
     }
 
     /// Whether connections that went (closed, expired, replaced) left watch registrations to
-    /// remove. They are already invisible: no count, word or trigger sees them.
+    /// remove. They are already out of every registration count and lookup, and no trigger
+    /// fires them; only the count of watched paths (`wchs`) may include a path they alone
+    /// watched until its entry is swept.
     pub fn sweep_pending(&self) -> bool {
         self.data_watches.sweep_pending() || self.child_watches.sweep_pending()
     }

@@ -354,6 +354,7 @@ impl WatchTable {
     pub fn sweep(&mut self, max: usize, spare: &mut Spare) -> usize {
         use std::ops::Bound::{Excluded, Unbounded};
         let mut done = 0;
+        let mut finished_any = false;
         while done < max {
             let Some(retiring) = self.retiring.front_mut() else {
                 break;
@@ -373,13 +374,14 @@ impl WatchTable {
             {
                 self.retired.remove(&conn);
                 spare.sets.push(finished.ids);
+                finished_any = true;
             }
             for id in ids {
                 self.unwatch(conn, id, spare);
                 done += 1;
             }
         }
-        if self.retiring.is_empty() && done > 0 {
+        if self.retiring.is_empty() && finished_any {
             self.shrink(spare);
         }
         done
@@ -617,6 +619,30 @@ mod tests {
         walked.sort();
         assert_eq!(walked, ["/x", "/y", "/z"]);
         assert!(t.paths_of_after(6, Option::None, 2).is_empty());
+    }
+
+    /// The sweep gives the tables' spare capacity back when the last retired connection is done,
+    /// also when its last ids exactly filled the slice before (the next call only finds it done).
+    #[test]
+    fn the_tables_shrink_when_the_sweep_ends_on_a_slice_boundary() {
+        let mut t = WatchTable {
+            inline_sweep: 1,
+            ..WatchTable::default()
+        };
+        for path in ["/a", "/b", "/c", "/d"] {
+            t.add(path, 7, Mode::Standard);
+        }
+        t.remove_conn(7);
+        assert_eq!((t.count(), t.path_count()), (0, 4));
+        let mut spare = Spare::default();
+        assert_eq!(t.sweep(2, &mut spare), 2);
+        assert_eq!(t.sweep(2, &mut spare), 2);
+        assert!(t.sweep_pending(), "done, but not yet seen to be");
+        assert_eq!(t.sweep(2, &mut spare), 0);
+        assert!(!t.sweep_pending());
+        assert_eq!(t.path_count(), 0);
+        assert!(t.names.is_empty() && t.free.len() == 0, "{:?}", t.names);
+        assert_eq!(spare.sets.len(), 1);
     }
 
     /// Any sequence of changes keeps the two maps, the names and the free list in agreement.

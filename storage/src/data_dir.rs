@@ -10,7 +10,10 @@
 //! lock on a file inside would be lost to anyone who deletes the file (a tidy-up script, a
 //! stale-pid clean-up): the next server would create a new file, lock that, and two servers
 //! would write one directory. A directory cannot be deleted while it holds the data, and the
-//! kernel drops the lock when the process dies, so there are no stale locks either.
+//! kernel drops the lock when the process dies, so there are no stale locks either. A file
+//! system that cannot lock a directory descriptor (NFS emulates flock with byte-range locks,
+//! which need one open for writing) falls back to a locked `shepherd.lock` file, with a
+//! warning that deleting it would defeat the guard.
 //!
 //! Invariants: while a `DataDir` exists its process is the only Shepherd writing there;
 //! leftover temporary snapshot files (`tmp.snapshot.…`) are removed at open, after the locks
@@ -27,6 +30,9 @@ use super::error::{StorageError, at};
 use super::names::{LOG_PREFIX, SNAPSHOT_PREFIX, TEMP_PREFIX, VERSION_DIR, list};
 use super::snapshot_reader::ends_as_finished;
 use super::txn_log::TxnLog;
+
+/// The lock file of a file system that does not lock directories (see [`lock`]).
+const FALLBACK_LOCK_FILE: &str = "shepherd.lock";
 
 /// An open data directory; see the module docs.
 #[derive(Debug)]
@@ -220,7 +226,49 @@ fn lock(dir: &Path) -> Result<File, StorageError> {
         Err(e) if e == rustix::io::Errno::WOULDBLOCK => Err(StorageError::Locked {
             dir: dir.to_path_buf(),
         }),
+        // NFS turns flock into a byte-range lock, which needs a descriptor open for writing:
+        // a directory's cannot be. There the guard falls back to a file in the directory.
+        Err(e)
+            if [
+                rustix::io::Errno::BADF,
+                rustix::io::Errno::NOLCK,
+                rustix::io::Errno::OPNOTSUPP,
+            ]
+            .contains(&e) =>
+        {
+            lock_file(dir)
+        }
         Err(e) => Err(at(dir)(e.into())),
+    }
+}
+
+/// The guard where the file system does not lock a directory: `DIR/shepherd.lock`, open for
+/// writing and locked. A file can be deleted while the server runs, which would let a second
+/// server in, so this is said once at start.
+fn lock_file(dir: &Path) -> Result<File, StorageError> {
+    let path = dir.join(FALLBACK_LOCK_FILE);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o644)
+        .open(&path)
+        .map_err(at(&path))?;
+    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {
+            tracing::warn!(
+                dir = %dir.display(),
+                lock = %path.display(),
+                "this file system does not lock a directory (NFS?): the guard against a second \
+                 server is the lock file, and deleting it while the server runs would defeat it"
+            );
+            Ok(file)
+        }
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => Err(StorageError::Locked {
+            dir: dir.to_path_buf(),
+        }),
+        Err(e) => Err(at(&path)(e.into())),
     }
 }
 

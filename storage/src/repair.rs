@@ -61,6 +61,16 @@ pub fn truncate_after(
             }
         }
     };
+    let snapshots = dir.snapshots().map_err(at(dir.snap_dir()))?;
+    if let Some(&(oldest, _)) = snapshots.first()
+        && oldest > zxid
+    {
+        return Err(StorageError::Refused(format!(
+            "truncating after {zxid:#x} would set aside every snapshot (the oldest is at \
+             {oldest:#x}) and leave logs that no snapshot starts, which recovery refuses; nothing \
+             was changed. Truncate at {oldest:#x} or later"
+        )));
+    }
     let backup = backup_dir(data_dir)?;
     let mut repair = Repair {
         backup: backup.clone(),

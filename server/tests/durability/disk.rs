@@ -129,10 +129,7 @@ async fn an_unwritable_data_dir_is_an_error_naming_the_path() {
         .start()
         .await
         .expect_err("a file is no data directory");
-    let storage = error
-        .get_ref()
-        .and_then(|e| e.downcast_ref::<StorageError>())
-        .unwrap_or_else(|| panic!("not a storage error: {error:?}"));
+    let storage = storage_error(&error);
     let text = storage.to_string();
     assert!(text.contains("not-a-dir"), "{text}");
 }
@@ -214,6 +211,14 @@ async fn a_failed_snapshot_crash_stops_the_server() {
     server.shutdown().await;
 }
 
+/// The storage error a failed start carries.
+fn storage_error(error: &std::io::Error) -> &StorageError {
+    error
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<StorageError>())
+        .unwrap_or_else(|| panic!("not a storage error: {error:?}"))
+}
+
 /// Every file under `dir`, with its bytes: what "nothing on disk changed" compares.
 fn files_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
@@ -258,10 +263,7 @@ async fn logs_without_their_snapshot_are_refused_and_left_as_they_were() {
         .start()
         .await
         .expect_err("logs without their snapshot");
-    let storage = error
-        .get_ref()
-        .and_then(|e| e.downcast_ref::<StorageError>())
-        .unwrap_or_else(|| panic!("not a storage error: {error:?}"));
+    let storage = storage_error(&error);
     assert!(
         matches!(storage, StorageError::LogsWithoutSnapshot { .. }),
         "{storage:?}"
@@ -311,10 +313,7 @@ async fn deleting_files_cannot_let_a_second_server_onto_the_directory() {
         .start()
         .await
         .expect_err("a second server on a directory in use");
-    let storage = error
-        .get_ref()
-        .and_then(|e| e.downcast_ref::<StorageError>())
-        .unwrap_or_else(|| panic!("not a storage error: {error:?}"));
+    let storage = storage_error(&error);
     assert!(
         matches!(storage, StorageError::Locked { .. }),
         "{storage:?}"

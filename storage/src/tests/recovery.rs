@@ -155,17 +155,7 @@ fn a_torn_tail_is_cut_and_recovery_goes_on() {
     let (dir, entries) = populated();
     let data = DataDir::open(dir.path(), None).unwrap();
     let last = data.log_dir().join(log_name(21));
-    let len = fs::metadata(&last).unwrap().len();
-    let bytes = fs::read(&last).unwrap();
-    let end = bytes.iter().rposition(|b| *b == b'B').unwrap() as u64 + 1;
-    assert!(end < len, "preallocated");
-    // Tear the last entry: keep 5 of its bytes... by cutting 5 bytes before its end.
-    fs::OpenOptions::new()
-        .write(true)
-        .open(&last)
-        .unwrap()
-        .set_len(end - 5)
-        .unwrap();
+    tear_last_entry(&last);
     let (sink, report) = recover(&data, Recorder::default).unwrap();
     assert_eq!(sink.txns, entries[20..39]);
     let tail = report.tail_cut.unwrap();
@@ -189,6 +179,21 @@ fn a_torn_tail_is_cut_and_recovery_goes_on() {
         recover_with(&data, trust, Recorder::default),
         Err(StorageError::CorruptLog { .. })
     ));
+}
+
+/// Tears the last entry of a preallocated log: the file cut 5 bytes before that entry's end
+/// (its trailing `B`), as a crash mid-write leaves it.
+fn tear_last_entry(log: &std::path::Path) {
+    let len = fs::metadata(log).unwrap().len();
+    let bytes = fs::read(log).unwrap();
+    let end = bytes.iter().rposition(|b| *b == b'B').unwrap() as u64 + 1;
+    assert!(end < len, "preallocated");
+    fs::OpenOptions::new()
+        .write(true)
+        .open(log)
+        .unwrap()
+        .set_len(end - 5)
+        .unwrap();
 }
 
 /// Every file of a directory with its bytes, to show that a refusal changed nothing.
@@ -219,19 +224,7 @@ fn logs_without_any_snapshot_are_refused_unless_trusted() {
         fs::remove_file(data.snap_dir().join(name)).unwrap();
     }
     // A torn tail too: a refusal must not cut it.
-    let last = data.log_dir().join(log_name(21));
-    let end = fs::read(&last)
-        .unwrap()
-        .iter()
-        .rposition(|b| *b == b'B')
-        .unwrap() as u64
-        + 1;
-    fs::OpenOptions::new()
-        .write(true)
-        .open(&last)
-        .unwrap()
-        .set_len(end - 5)
-        .unwrap();
+    tear_last_entry(&data.log_dir().join(log_name(21)));
     let before = files_of(dir.path());
     let error = recover(&data, Recorder::default).unwrap_err();
     let message = error.to_string();
@@ -278,4 +271,26 @@ fn logs_without_entries_and_no_snapshot_start_fresh() {
     assert_eq!(sink.done, [(0, None)]);
     assert!(sink.txns.is_empty());
     assert_eq!(report.last_zxid, 0);
+}
+
+/// The operator's repair will not leave what recovery refuses: cutting below the oldest
+/// snapshot would set every snapshot aside and leave logs no snapshot starts.
+#[test]
+fn a_repair_below_the_oldest_snapshot_is_refused_and_changes_nothing() {
+    let (dir, _) = populated();
+    let before = files_of(dir.path());
+    match crate::truncate_after(dir.path(), None, 5) {
+        Err(StorageError::Refused(why)) => {
+            assert!(
+                why.contains("every snapshot") && why.contains("0xa"),
+                "{why}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(files_of(dir.path()), before);
+    crate::truncate_after(dir.path(), None, 10).unwrap();
+    let data = DataDir::open(dir.path(), None).unwrap();
+    let (_, report) = recover(&data, Recorder::default).unwrap();
+    assert_eq!(report.last_zxid, 10);
 }

@@ -15,9 +15,11 @@
 //! then snapshot it, and purge the files that could still have rebuilt the right one.
 //! ZooKeeper 3.8 only logs it (`DataTree.compareDigest`); its digests and ours agree on every
 //! directory either writes (`.ci/zk-tools-check.sh` fails on any mismatch), so a mismatch is
-//! damage or a foreign file, never a difference of the two servers. A mismatch in a snapshot's
-//! own digest rejects that snapshot, and recovery falls back to an older one as for any other
-//! unusable snapshot.
+//! damage or a foreign file, never a difference of the two servers. A snapshot's digest recorded
+//! at the snapshot's own zxid is checked when it is loaded: a mismatch rejects that snapshot, and
+//! recovery falls back to an older one as for any other unusable snapshot. A live snapshot's
+//! digest is recorded at a later zxid and checked once replay reaches it: a mismatch there stops
+//! recovery like a transaction's.
 
 use std::io;
 use std::sync::atomic::Ordering;

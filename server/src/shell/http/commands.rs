@@ -42,6 +42,21 @@ fn primary(name: &str) -> Option<&'static str> {
         .map(|(primary, _)| *primary)
 }
 
+/// Whether the command's answer grows with the state (`dump`, or the twin of a four-letter word
+/// that lists it): those are built off the async workers, one at a time (`http/mod.rs`).
+pub(crate) fn walks_state(name: &str) -> bool {
+    let Some(command) = primary(name) else {
+        return false;
+    };
+    command == "dump"
+        || COMMANDS
+            .iter()
+            .filter(|(primary, _)| *primary == command)
+            .flat_map(|(_, aliases)| aliases.iter())
+            .filter_map(|alias| shepherd_protocol::FourLetterWord::from_name(alias))
+            .any(crate::shell::observe::admin::walks_state)
+}
+
 /// `/commands`: the list of links ZooKeeper's servlet prints.
 pub(crate) fn list() -> String {
     COMMANDS

@@ -179,26 +179,33 @@ async fn serve_connection(
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, connection).await;
 }
 
-/// [`answer`], with the AdminServer's commands on a blocking thread, one at a time
-/// server-wide: some list every watch or session, seconds of CPU that must not stall the
-/// async workers, nor be built once per connection of a flood (as the four-letter words,
-/// `observe/admin.rs`).
+/// [`answer`], with the AdminServer's commands that list state (`dump`, `watches`, …) on a
+/// blocking thread, one at a time server-wide: seconds of CPU that must not stall the async
+/// workers, nor be built once per connection of a flood (as the four-letter words,
+/// `observe/admin.rs`). The permit travels with the blocking job, so a client that goes away
+/// does not free it while the walk still runs; the other commands answer at once.
 async fn answer_off_workers(
     shared: &Arc<Shared>,
     endpoints: Endpoints,
     request: Request<Incoming>,
 ) -> Response<Full<Bytes>> {
     let (method, path) = (request.method().clone(), request.uri().path().to_owned());
-    if !path.starts_with("/commands/") {
+    let walks = path
+        .strip_prefix("/commands/")
+        .is_some_and(commands::walks_state);
+    if !walks {
         return answer(shared, endpoints, &method, &path);
     }
-    let Ok(_permit) = shared.walks.acquire().await else {
+    let Ok(permit) = Arc::clone(&shared.walks).acquire_owned().await else {
         return plain(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n");
     };
     let shared = Arc::clone(shared);
-    tokio::task::spawn_blocking(move || answer(&shared, endpoints, &method, &path))
-        .await
-        .unwrap_or_else(|_| plain(StatusCode::INTERNAL_SERVER_ERROR, "the command failed\n"))
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        answer(&shared, endpoints, &method, &path)
+    })
+    .await
+    .unwrap_or_else(|_| plain(StatusCode::INTERNAL_SERVER_ERROR, "the command failed\n"))
 }
 
 /// The response to one request.

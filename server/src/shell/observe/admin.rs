@@ -36,8 +36,9 @@ pub(crate) fn answer(shared: &Shared, member: u64, word: FourLetterWord) -> Stri
 /// Those walk the core a slice at a time, but building and formatting a million lines takes
 /// seconds of CPU: on an async worker that would stall every connection task queued behind it.
 /// They run on a blocking thread instead, one at a time server-wide (`Shared::walks`), so that
-/// a flood of them costs one answer's memory, not one per connection. Cancellation safe: a
-/// dropped future leaves the walk to finish and its answer to be dropped.
+/// a flood of them costs one answer's memory, not one per connection. Cancellation safe: the
+/// permit travels with the blocking job, so a dropped future leaves the walk to finish (and its
+/// answer to be dropped) while the next waits for it.
 pub(crate) async fn answer_off_workers(
     shared: &Arc<Shared>,
     member: u64,
@@ -46,17 +47,20 @@ pub(crate) async fn answer_off_workers(
     if !walks_state(word) {
         return answer(shared, member, word);
     }
-    let Ok(_permit) = shared.walks.acquire().await else {
+    let Ok(permit) = Arc::clone(&shared.walks).acquire_owned().await else {
         return String::new();
     };
     let shared = Arc::clone(shared);
-    tokio::task::spawn_blocking(move || answer(&shared, member, word))
-        .await
-        .unwrap_or_default()
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        answer(&shared, member, word)
+    })
+    .await
+    .unwrap_or_default()
 }
 
 /// The words whose answer grows with the state: one line per watch, session or connection.
-fn walks_state(word: FourLetterWord) -> bool {
+pub(crate) fn walks_state(word: FourLetterWord) -> bool {
     matches!(
         word,
         FourLetterWord::Wchc

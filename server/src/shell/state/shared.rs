@@ -167,7 +167,7 @@ pub(crate) struct Shared {
     pub(crate) sweeper: Notify,
     /// One answer that lists state (`wchc`, `dump`, the AdminServer's twins) is built at a
     /// time (`observe/admin.rs`).
-    pub(crate) walks: tokio::sync::Semaphore,
+    pub(crate) walks: Arc<tokio::sync::Semaphore>,
     started: Instant,
     /// Fault rules matched per request.
     pub(crate) faults: FaultRules,
@@ -209,7 +209,7 @@ impl Shared {
             clock,
             ticker: Notify::new(),
             sweeper: Notify::new(),
-            walks: tokio::sync::Semaphore::new(1),
+            walks: Arc::new(tokio::sync::Semaphore::new(1)),
             started: Instant::now(),
             faults: FaultRules::new(),
             frozen: FrozenSessions::new(),
