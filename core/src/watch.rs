@@ -359,7 +359,8 @@ impl WatchTable {
             let Some(retiring) = self.retiring.front_mut() else {
                 break;
             };
-            // Walked, not popped: taking ids out of the set would free its nodes here.
+            // Walked, not popped: taking ids out of the set would free its nodes here, under the
+            // caller's lock; the whole set goes to `spare` once walked.
             let from = retiring.after.map_or(Unbounded, Excluded);
             let ids: Vec<PathId> = retiring
                 .ids
@@ -512,10 +513,10 @@ impl WatchTable {
         after: Option<PathId>,
         max: usize,
     ) -> Vec<(PathId, String)> {
-        use std::ops::Bound::{Excluded, Unbounded};
         let Some(ids) = self.by_conn.get(&conn) else {
             return Vec::new();
         };
+        use std::ops::Bound::{Excluded, Unbounded};
         let from = after.map_or(Unbounded, Excluded);
         ids.range((from, Unbounded))
             .take(max)
@@ -642,7 +643,7 @@ mod tests {
         assert!(!t.sweep_pending());
         assert_eq!(t.path_count(), 0);
         assert!(t.names.is_empty() && t.free.len() == 0, "{:?}", t.names);
-        assert_eq!(spare.sets.len(), 1);
+        assert_eq!(spare.sets.iter().map(BTreeSet::len).sum::<usize>(), 4);
     }
 
     /// Any sequence of changes keeps the two maps, the names and the free list in agreement.
