@@ -54,13 +54,18 @@ pub struct TargetArgs {
     /// The server's name in the table and CSV (default: how it was reached).
     #[arg(long)]
     pub label: Option<String>,
+    /// A shell command run before each memory reading, e.g. `jcmd PID GC.run` for a JVM.
+    #[arg(long = "before-reading", value_name = "COMMAND")]
+    pub before_reading: Option<String>,
 }
 
 impl TargetArgs {
     /// The --connect server, if one was named.
     pub fn remote(&self) -> Option<Target> {
         let connect = self.connect.as_deref()?;
-        Some(Target::remote(connect, self.server_pid))
+        let mut target = Target::remote(connect, self.server_pid);
+        target.before_reading.clone_from(&self.before_reading);
+        Some(target)
     }
 
     /// The clients' runtime, with --client-threads workers (one per CPU by default).
@@ -81,7 +86,10 @@ impl TargetArgs {
     pub fn open(&self) -> Result<Target> {
         match self.remote() {
             Some(target) => Ok(target),
-            None => Target::spawn_serve(&self.serve_args),
+            None => Target::spawn_serve(&self.serve_args).map(|mut target| {
+                target.before_reading.clone_from(&self.before_reading);
+                target
+            }),
         }
     }
 }

@@ -62,10 +62,6 @@ pub struct ScaleArgs {
     // says so): the memory read is the server process's.
     #[command(flatten)]
     pub target: TargetArgs,
-    /// A shell command run before each memory reading, e.g. `jcmd PID GC.run` for a JVM, whose
-    /// RSS otherwise keeps the heap it grew to.
-    #[arg(long = "before-reading", value_name = "COMMAND")]
-    pub before_reading: Option<String>,
     /// Also write the results as CSV, one row per measurement.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
@@ -125,11 +121,14 @@ pub fn execute(args: &ScaleArgs, print: &mut dyn FnMut(&str)) -> Result<Vec<Row>
     let runtime = args.target.client_runtime()?;
     let settle = Duration::from_millis(args.settle_ms);
     let shared = args.target.remote();
+    // A spawned server takes --before-reading too (a --connect one has it from `remote`).
     let prepare = |mut target: Target| {
-        target.before_reading.clone_from(&args.before_reading);
+        target
+            .before_reading
+            .clone_from(&args.target.before_reading);
         target
     };
-    let mut shared = shared.map(prepare);
+    let mut shared = shared;
     let label = |target: &Target| {
         args.target
             .label

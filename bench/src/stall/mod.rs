@@ -61,9 +61,6 @@ pub struct StallArgs {
     /// The longest setting up may take, seconds.
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     pub deadline: u64,
-    /// A shell command run before each memory reading, e.g. `jcmd PID GC.run` for a JVM.
-    #[arg(long = "before-reading", value_name = "COMMAND")]
-    pub before_reading: Option<String>,
     #[command(flatten)]
     pub target: TargetArgs,
 }
@@ -156,7 +153,6 @@ pub fn main(args: &StallArgs) -> ExitCode {
 pub fn execute(args: &StallArgs) -> Result<(String, Measurement)> {
     let runtime = args.target.client_runtime()?;
     let mut target = args.target.open()?;
-    target.before_reading.clone_from(&args.before_reading);
     let server = args.target.label.clone().unwrap_or(target.name.clone());
     let measured = runtime.block_on(run(args, &target));
     let _ = target.stop();

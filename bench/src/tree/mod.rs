@@ -43,9 +43,6 @@ pub struct TreeArgs {
     /// Wait this long, ms, before each memory reading.
     #[arg(long = "settle-ms", value_name = "MS", default_value_t = 2000)]
     pub settle_ms: u64,
-    /// A shell command run before each memory reading, e.g. `jcmd PID GC.run` for a JVM.
-    #[arg(long = "before-reading", value_name = "COMMAND")]
-    pub before_reading: Option<String>,
     #[command(flatten)]
     pub target: TargetArgs,
     /// Also write the result as CSV (a header and one row).
@@ -121,7 +118,6 @@ pub fn main(args: &TreeArgs) -> ExitCode {
 pub fn execute(args: &TreeArgs, shape: &Shape) -> Result<(String, Measurement)> {
     let runtime = args.target.client_runtime()?;
     let mut target = args.target.open()?;
-    target.before_reading.clone_from(&args.before_reading);
     let server = args.target.label.clone().unwrap_or(target.name.clone());
     let settle = Duration::from_millis(args.settle_ms);
     let measured = runtime.block_on(async {

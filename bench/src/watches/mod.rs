@@ -59,9 +59,6 @@ pub struct WatchesArgs {
     /// The longest any step may take, seconds.
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     pub deadline: u64,
-    /// A shell command run before each memory reading, e.g. `jcmd PID GC.run` for a JVM.
-    #[arg(long = "before-reading", value_name = "COMMAND")]
-    pub before_reading: Option<String>,
     #[command(flatten)]
     pub target: TargetArgs,
 }
@@ -125,7 +122,6 @@ pub fn execute(args: &WatchesArgs) -> Result<(String, Measurement)> {
     }
     let runtime = args.target.client_runtime()?;
     let mut target = args.target.open()?;
-    target.before_reading.clone_from(&args.before_reading);
     let server = args.target.label.clone().unwrap_or(target.name.clone());
     let deadline = Duration::from_secs(args.deadline);
     let settle = Duration::from_millis(args.settle_ms);
