@@ -16,6 +16,23 @@ record! {
     }
 }
 
+impl RequestHeader {
+    /// The header at the front of a request payload, read without decoding the body: what a
+    /// server counts and matches before the whole request is decoded. `None` for a payload too
+    /// short to hold one.
+    pub fn peek(payload: &[u8]) -> Option<RequestHeader> {
+        let word = |at: usize| -> Option<i32> {
+            Some(i32::from_be_bytes(
+                payload.get(at..at + 4)?.try_into().ok()?,
+            ))
+        };
+        Some(RequestHeader {
+            xid: word(0)?,
+            op_type: word(4)?,
+        })
+    }
+}
+
 record! {
     /// Header of every reply and notification.
     pub struct ReplyHeader {
@@ -38,4 +55,17 @@ pub mod xid {
     pub const AUTH: i32 = -4;
     /// setWatches and setWatches2, by the convention of the Java, C and Rust clients.
     pub const SET_WATCHES: i32 = -8;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peek_reads_the_header_a_decode_reads_and_nothing_of_a_short_payload() {
+        let payload = [0, 0, 0, 7, 0, 0, 0, 4, 0xff];
+        let decoded = crate::decode_from::<RequestHeader>(&payload[..8]).unwrap();
+        assert_eq!(RequestHeader::peek(&payload), Some(decoded));
+        assert_eq!(RequestHeader::peek(&payload[..7]), None);
+    }
 }

@@ -11,19 +11,22 @@
 //! Ordering invariant: actions are routed while the core lock is held, so every connection's
 //! queue receives events and replies in the core's single total order (docs/protocol.md §9.6).
 //!
-//! The write path reads in one direction: socket (`net/listener.rs`) → frame
-//! (`net/conn/reader.rs`) → core (`state/shared.rs`) → log (`durable/journal.rs`) → gate
-//! (`durable/gate.rs`) → connection (`net/conn/outbox.rs`, `net/conn/writer.rs`).
+//! The write path reads in one direction and lives in one folder, `route/`: socket
+//! (`net/listener.rs`) → frame (`net/conn/reader.rs`) → core, under its lock
+//! (`state/shared.rs`) → messages, routed and charged (`route/`) → log, handed over by
+//! `durable/store.rs` → on disk, told back by `durable/lifecycle.rs` → gate (`route/gate.rs`)
+//! → connection (`route/outbox.rs`, `net/conn/writer.rs`). docs/architecture.md draws it.
 //!
 //! The folders group the files by subsystem. Between files there is no import circle: each file
 //! uses only files that do not, directly or through others, use it back (`.ci/module-cycles.py`
-//! fails CI otherwise). Between folders uses go both ways (the shared state owns a gate, fault
-//! rules and outboxes; the durable lifecycle works on the shared state), so the folders read
-//! roughly bottom up:
-//! * `state/`: what every task holds (`shared.rs`), the messages of the write path
-//!   (`outbound.rs`), the clock, the traffic counters and the ticker;
-//! * `durable/`: with a data directory, the log thread, the gate, snapshots, recovery, the
-//!   lifecycle that ties them to the shared state, and restart;
+//! fails CI otherwise). The folders read roughly bottom up:
+//! * `route/`: the write path: the messages (`outbound.rs`), the connection table and its
+//!   routing (`router.rs`), the per-connection queues (`outbox.rs`), the durability gate and
+//!   the disk backlog; it depends on nothing else of the shell but the connection counters;
+//! * `state/`: what every task holds (`shared.rs`), the clock, the traffic counters, the
+//!   ticker and the sweeper;
+//! * `durable/`: with a data directory, the log thread, snapshots, recovery, the lifecycle that
+//!   ties them to the shared state, and restart;
 //! * `net/`: listeners, connections and TLS;
 //! * `controls/`: fault rules, frozen sessions and the handle's test controls;
 //! * `ensemble/`: an in-process ensemble's member endpoints and their controls;
@@ -40,6 +43,7 @@ mod handle;
 mod http;
 mod net;
 mod observe;
+mod route;
 mod state;
 
 pub use net::tls;

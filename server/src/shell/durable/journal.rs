@@ -34,7 +34,7 @@ use rand::Rng;
 use shepherd_protocol::txn::{TxnBody, TxnEntry};
 
 use crate::config::Durability;
-use crate::shell::state::backlog::Backlog;
+use crate::shell::route::backlog::Backlog;
 use crate::storage::TxnLog;
 
 /// ZooKeeper's `fsync.warningthresholdms` default: a commit slower than this is logged.

@@ -3,7 +3,6 @@
 //! snapshots, recovery, the lifecycle that ties them to the shared state (`lifecycle.rs`) and
 //! restart.
 
-pub(crate) mod gate;
 pub(crate) mod journal;
 pub(crate) mod lifecycle;
 pub(crate) mod recovery;

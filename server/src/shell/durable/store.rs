@@ -15,9 +15,9 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 
 use crate::config::Durability;
-use crate::core::CoreConfig;
+use crate::core::{Core, CoreConfig};
 use crate::shell::durable::journal::Journal;
-use crate::shell::state::backlog::Backlog;
+use crate::shell::route::backlog::Backlog;
 use crate::storage::{DataDir, StorageError};
 
 /// A storage error as the `io::Error` that [`ServerBuilder::start`](crate::ServerBuilder::start)
@@ -85,6 +85,25 @@ impl Durable {
             snapshot_thread: Mutex::new(None),
             failure: watch::Sender::new(None),
         })
+    }
+
+    /// What the log and the gate hold for the disk: the gate of the server's write path counts
+    /// in it too.
+    pub(crate) fn backlog(&self) -> Arc<Backlog> {
+        self.backlog.clone()
+    }
+
+    /// Hands the log entries a core call made to the log thread, in zxid order: the last zxid
+    /// handed so far, if this call handed any. Called under the core lock, so that the write
+    /// path's gate tags what the call routed with it; never blocks on I/O. The log thread is
+    /// woken by [`Durable::wake_log`], once the lock is released.
+    pub(crate) fn hand_over(&self, core: &mut Core) -> Option<i64> {
+        self.journal.submit(|queue| core.take_log(queue))
+    }
+
+    /// Wakes the log thread for what [`Durable::hand_over`] handed it.
+    pub(crate) fn wake_log(&self) {
+        self.journal.kick();
     }
 
     /// Why the log stopped, if it failed.

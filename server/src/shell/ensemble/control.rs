@@ -54,7 +54,7 @@ impl ServerHandle {
     /// unknown or has no connection.
     pub fn session_member(&self, session: SessionId) -> Option<u64> {
         let conn = self.shared.query(|core| core.session_connection(session))?;
-        self.shared.connection_member(conn)
+        self.shared.router().connection_member(conn)
     }
 
     /// The member that reports `Mode: leader`; `None` for a single server (`standalone`) or

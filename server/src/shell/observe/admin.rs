@@ -152,7 +152,7 @@ fn write_word(
             writeln!(out, "logdir_size: 0")?;
         }
         FourLetterWord::Crst => {
-            for (_, conn) in shared.connection_stats() {
+            for (_, conn) in shared.router().connection_stats() {
                 conn.received.store(0, Relaxed);
                 conn.sent.store(0, Relaxed);
             }

@@ -84,7 +84,7 @@ pub(crate) fn server_summary(shared: &Shared) -> ServerSummary {
         min_latency,
         avg_latency,
         max_latency,
-        connections: shared.connection_count(),
+        connections: shared.router().connections(),
         zxid,
         node_count: nodes + 1,
         uptime_ms: u64::try_from(shared.uptime().as_millis()).unwrap_or(u64::MAX),
@@ -106,7 +106,7 @@ pub(crate) struct ConnectionRow {
 }
 
 pub(crate) fn connections(shared: &Shared) -> Vec<ConnectionRow> {
-    let conns = shared.connection_stats();
+    let conns = shared.router().connection_stats();
     let mut sessions = Vec::with_capacity(conns.len());
     for slice in conns.chunks(SLICE) {
         shared.query(|core| {
@@ -298,7 +298,7 @@ pub(crate) fn configuration(shared: &Shared, member: u64) -> Vec<ConfEntry> {
 /// Messages a durable server holds until their writes are on disk: ZooKeeper's outstanding
 /// requests. 0 in memory, where nothing waits.
 pub(crate) fn outstanding(shared: &Shared) -> usize {
-    shared.durable.as_ref().map_or(0, |d| d.backlog.messages())
+    shared.router().backlog().map_or(0, |b| b.messages())
 }
 
 /// The bytes of the files directly in `dir` (ZooKeeper's `getDataDirSize`); 0 when it cannot be
@@ -373,7 +373,7 @@ pub(crate) fn monitor(shared: &Shared, member: u64) -> Monitor {
     let (min, avg, max) = shared.stats.latency_ms();
     let packets_received = shared.stats.packets_received.load(Relaxed);
     let packets_sent = shared.stats.packets_sent.load(Relaxed);
-    let connections = shared.connection_count();
+    let connections = shared.router().connections();
     let uptime = shared.uptime().as_millis();
     // Read from /proc before the core lock is taken: no file-system reads under it.
     let fds = file_descriptors();

@@ -1,9 +1,7 @@
 //! The state every task of a server holds, and the routing of the core's output.
 
-pub(crate) mod backlog;
 pub(crate) mod clock;
 pub(crate) mod latency;
-pub(crate) mod outbound;
 pub(crate) mod shared;
 pub(crate) mod stats;
 pub(crate) mod sweeper;

@@ -8,15 +8,14 @@
 //! Ordering invariant: actions are routed while the core lock is held, so every connection's
 //! queue receives events and replies in the core's single total order (docs/protocol.md §9.6).
 //!
-//! Lock order: the core lock, then the connection table; never the other way round.
+//! Lock order: the core lock, then the write path's (`route/`); never the other way round.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::time::Duration;
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -25,129 +24,13 @@ use crate::config::Config;
 use crate::core::{Action, ConnId, Core, Now};
 use crate::shell::controls::faults::FaultRules;
 use crate::shell::controls::freeze::FrozenSessions;
-use crate::shell::durable::gate::Gate;
 use crate::shell::durable::store::Durable;
 use crate::shell::ensemble::member::Members;
-use crate::shell::net::conn::outbox::{self, Outbox};
 use crate::shell::net::tls::accept::Secure;
+use crate::shell::route::outbox::Outbox;
+use crate::shell::route::router::{Admission, Router};
 use crate::shell::state::clock::Clock;
-use crate::shell::state::outbound::Outbound;
 use crate::shell::state::stats::{ConnStats, ServerStats};
-
-/// A live connection, as the router sees it.
-struct ConnEntry {
-    tx: Outbox,
-    stats: Arc<ConnStats>,
-    /// Cancelled to drop the connection at once (a child of the shutdown token).
-    kill: CancellationToken,
-    /// The ensemble member it came in on (`ensemble/member.rs`).
-    member: u64,
-}
-
-/// The table of live connections, and the routing of actions onto their queues.
-///
-/// Routing methods are reached only through [`Shared::with_core`], so that they run under the
-/// core lock; the table's own lock is taken inside it, never around it. The table is read on
-/// every routing and changed only when a connection comes or goes: a read-write lock lets the
-/// log thread's deliveries and a core call's charging share it.
-pub(crate) struct Router {
-    conns: RwLock<HashMap<ConnId, ConnEntry>>,
-    next_conn: AtomicU64,
-    /// With a data directory: what is routed waits here until the writes it may reveal are on
-    /// disk (`durable/gate.rs`).
-    gate: Option<Gate>,
-}
-
-impl Router {
-    fn new(gate: Option<Gate>) -> Router {
-        Router {
-            conns: RwLock::new(HashMap::new()),
-            next_conn: AtomicU64::new(1),
-            gate,
-        }
-    }
-
-    /// Pushes the core's actions onto the queues of the connections they are for.
-    pub(crate) fn route(&self, actions: Vec<Action>) {
-        if !actions.is_empty() {
-            self.route_outbound(outbox::from_actions(actions));
-        }
-    }
-
-    /// Pushes messages onto the queues of the connections they are for, in order; those for a
-    /// connection that is gone are dropped. With a data directory they go through the gate
-    /// (`durable/gate.rs`), charged to their connections' outbound limits first: what waits for
-    /// the disk counts against the limit from the moment it is routed, so that a client's
-    /// pipelined reads behind a slow fsync stop its reading rather than pile up unbounded.
-    pub(crate) fn route_outbound(&self, routed: impl IntoIterator<Item = (ConnId, Outbound)>) {
-        match &self.gate {
-            Some(gate) => gate.stage(|staged| {
-                let conns = self.conns.read();
-                staged.extend(routed.into_iter().filter(|(conn, message)| {
-                    conns
-                        .get(conn)
-                        .is_some_and(|entry| entry.tx.charge(message, &entry.stats))
-                }));
-            }),
-            None => {
-                let conns = self.conns.read();
-                for (conn, message) in routed {
-                    if let Some(entry) = conns.get(&conn) {
-                        // Metered against the connection's outbound limit; see `net::conn::outbox`.
-                        entry.tx.push(message, &entry.stats);
-                    }
-                }
-            }
-        }
-    }
-
-    /// Pushes messages the gate let go onto their connections' queues: they were charged when
-    /// routed.
-    fn deliver(&self, routed: impl IntoIterator<Item = (ConnId, Outbound)>) {
-        let conns = self.conns.read();
-        for (conn, message) in routed {
-            if let Some(entry) = conns.get(&conn) {
-                entry.tx.push_charged(message);
-            }
-        }
-    }
-
-    /// Drops a connection's stream at once, without writing anything more to it.
-    pub(crate) fn kill(&self, conn: ConnId) {
-        if let Some(entry) = self.conns.read().get(&conn) {
-            entry.kill.cancel();
-        }
-    }
-
-    fn remove(&self, conn: ConnId) {
-        self.conns.write().remove(&conn);
-    }
-
-    /// Ends a core call with a data directory: tags what it routed with `handed`, the last
-    /// zxid handed to the log, and sends or holds it (`durable/gate.rs`).
-    fn seal(&self, handed: Option<i64>) {
-        if let Some(gate) = &self.gate {
-            gate.seal(handed, |routed| self.deliver(routed));
-        }
-    }
-
-    /// The gate, with a data directory.
-    pub(crate) fn gate(&self) -> Option<&Gate> {
-        self.gate.as_ref()
-    }
-
-    /// The log has everything up to `zxid` on disk: releases what waited for it.
-    pub(crate) fn release(&self, zxid: i64) {
-        if let Some(gate) = &self.gate {
-            gate.durable(zxid, |routed| self.deliver(routed));
-        }
-    }
-
-    /// How many connections are open.
-    pub(crate) fn connections(&self) -> usize {
-        self.conns.read().len()
-    }
-}
 
 /// State shared by every task of one server.
 ///
@@ -203,7 +86,7 @@ impl Shared {
     ) -> Shared {
         Shared {
             core: Mutex::new(core),
-            router: Router::new(durable.as_ref().map(|d| Gate::new(d.backlog.clone()))),
+            router: Router::new(durable.as_ref().map(Durable::backlog)),
             config,
             stats: ServerStats::default(),
             clock,
@@ -233,15 +116,15 @@ impl Shared {
         // Still under the core lock, so entries reach the log in zxid order and every message
         // is tagged with the writes it may reveal; the log thread is woken once it is released.
         let handed_to = self.durable.as_ref().and_then(|durable| {
-            let handed = durable.journal.submit(|queue| core.take_log(queue));
+            let handed = durable.hand_over(&mut core);
             self.router.seal(handed);
-            handed.map(|_| &durable.journal)
+            handed.map(|_| durable)
         });
         let after = core.next_deadline();
         let sweep = core.sweep_pending();
         drop(core);
-        if let Some(journal) = handed_to {
-            journal.kick();
+        if let Some(durable) = handed_to {
+            durable.wake_log();
         }
         if sweep {
             self.sweeper.notify_one();
@@ -305,7 +188,7 @@ impl Shared {
         gate.until_durable(handed).await.then_some(view)
     }
 
-    /// The router, for the log thread's releases.
+    /// The write path: the connection table, the gate and what it holds.
     pub(crate) fn router(&self) -> &Router {
         &self.router
     }
@@ -350,7 +233,7 @@ impl Shared {
     }
 
     /// Registers a new connection, or refuses it when `per_ip_limit` (0 for none) connections
-    /// from the same address are already open.
+    /// from the same address, or `maxCnxns` in all, are already open.
     pub(crate) fn register(
         &self,
         peer: SocketAddr,
@@ -359,33 +242,12 @@ impl Shared {
         tx: Outbox,
         kill: CancellationToken,
     ) -> Option<(ConnId, Arc<ConnStats>)> {
-        let mut conns = self.router.conns.write();
-        // `maxCnxns`: connections to the whole server (0 for no limit).
-        let max = self.config.max_cnxns;
-        if max > 0 && conns.len() >= max {
-            return None;
-        }
-        if per_ip_limit > 0 {
-            let same_ip = conns
-                .values()
-                .filter(|c| c.stats.peer.ip() == peer.ip())
-                .count();
-            if same_ip >= per_ip_limit {
-                return None;
-            }
-        }
-        let id = self.router.next_conn.fetch_add(1, Relaxed);
-        let stats = Arc::new(ConnStats::new(peer, self.clock.now().wall_ms));
-        conns.insert(
-            id,
-            ConnEntry {
-                tx,
-                stats: stats.clone(),
-                kill,
-                member,
-            },
-        );
-        Some((id, stats))
+        let admission = Admission {
+            max: self.config.max_cnxns,
+            per_ip: per_ip_limit,
+        };
+        let now = self.clock.now().wall_ms;
+        self.router.register(peer, member, admission, now, tx, kill)
     }
 
     /// Forgets a connection whose task has ended, in the core and in the table.
@@ -396,40 +258,10 @@ impl Shared {
         });
     }
 
-    /// Every live connection's counters, by id.
-    pub(crate) fn connection_stats(&self) -> Vec<(ConnId, Arc<ConnStats>)> {
-        let mut all: Vec<_> = self
-            .router
-            .conns
-            .read()
-            .iter()
-            .map(|(id, c)| (*id, c.stats.clone()))
-            .collect();
-        all.sort_by_key(|(id, _)| *id);
-        all
-    }
-
-    /// The ensemble member a connection came in on.
-    pub(crate) fn connection_member(&self, conn: ConnId) -> Option<u64> {
-        self.router.conns.read().get(&conn).map(|c| c.member)
-    }
-
     /// Resolves once no connection of `member` is registered. Cancellation safe.
     pub(crate) async fn wait_member_gone(&self, member: u64) {
-        self.wait_until(|shared| {
-            !shared
-                .router
-                .conns
-                .read()
-                .values()
-                .any(|c| c.member == member)
-        })
-        .await;
-    }
-
-    /// How many connections are live, without copying the table.
-    pub(crate) fn connection_count(&self) -> usize {
-        self.router.conns.read().len()
+        self.wait_until(|shared| !shared.router.member_connected(member))
+            .await;
     }
 
     /// How long the server has been running.

@@ -86,12 +86,6 @@ impl ServerStats {
     }
 }
 
-/// The opcode of a request payload (its header is xid then type, docs/protocol.md §3.1), if known.
-pub(crate) fn request_op(payload: &[u8]) -> Option<OpCode> {
-    let bytes: [u8; 4] = payload.get(4..8)?.try_into().ok()?;
-    OpCode::try_from(i32::from_be_bytes(bytes)).ok()
-}
-
 /// Per-connection counters (`cons`).
 #[derive(Debug)]
 pub struct ConnStats {

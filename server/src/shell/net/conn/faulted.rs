@@ -1,14 +1,16 @@
 //! A request that a fault rule matched, applied (or not) as the rule says: rejected with an
 //! error, dropped with the connection, applied with its reply lost, or delayed; or, test-only,
-//! answered wrongly on purpose (`broken.rs`). What results is
-//! routed under the core lock, as for any request.
+//! answered wrongly on purpose (`broken.rs`). What results is routed under the core lock, as
+//! for any request, and turned into messages by the write path's one conversion
+//! (`route/outbound.rs`), so that a close that owes a peer nothing aborts here as anywhere. The
+//! one difference is the faulted connection's own end, said where it is made.
 
 use tokio::time::Instant;
 
 use crate::core::ConnId;
 use crate::shell::controls::faults::Fault;
 use crate::shell::net::conn::broken;
-use crate::shell::state::outbound::Outbound;
+use crate::shell::route::outbound::{Outbound, from_actions};
 use crate::shell::state::shared::Shared;
 
 /// Applies (or not) one request under a fault, routing what results while the core lock is
@@ -28,11 +30,7 @@ pub(crate) fn apply_fault(shared: &Shared, conn: ConnId, payload: &[u8], fault: 
                 true
             }
             Fault::ApplyThenDrop => {
-                let mut routed: Vec<_> = core
-                    .request(conn, payload, now)
-                    .into_iter()
-                    .map(Outbound::from_action)
-                    .collect();
+                let mut routed: Vec<_> = from_actions(core.request(conn, payload, now)).collect();
                 // The reply and everything after it for this connection go; the notifications
                 // this request raised for it (before its reply) stay.
                 if let Some(at) = reply_index(&routed, conn) {
@@ -42,7 +40,12 @@ pub(crate) fn apply_fault(shared: &Shared, conn: ConnId, payload: &[u8], fault: 
                         *c != conn || i - 1 < at
                     });
                 }
-                routed.retain(|(c, o)| *c != conn || !matches!(o, Outbound::Close));
+                // The difference from the plain path: whatever end the request itself gave this
+                // connection, its end here is a Close, never an Abort, so that the notifications
+                // kept above are written before the stream closes, as the lost reply's would
+                // have been.
+                routed
+                    .retain(|(c, o)| *c != conn || !matches!(o, Outbound::Close | Outbound::Abort));
                 routed.push((conn, Outbound::Close));
                 core.close_connection(conn);
                 router.route_outbound(routed);
@@ -54,11 +57,7 @@ pub(crate) fn apply_fault(shared: &Shared, conn: ConnId, payload: &[u8], fault: 
                 false
             }
             Fault::StaleRead(_) | Fault::HideLowestChild => {
-                let mut routed: Vec<_> = core
-                    .request(conn, payload, now)
-                    .into_iter()
-                    .map(Outbound::from_action)
-                    .collect();
+                let mut routed: Vec<_> = from_actions(core.request(conn, payload, now)).collect();
                 if let Some(at) = reply_index(&routed, conn) {
                     if let Outbound::Frame(reply) = &mut routed[at].1 {
                         let requester = core.connection_session(conn);
@@ -76,11 +75,7 @@ pub(crate) fn apply_fault(shared: &Shared, conn: ConnId, payload: &[u8], fault: 
                 false
             }
             Fault::Delay(delay) => {
-                let mut routed: Vec<_> = core
-                    .request(conn, payload, now)
-                    .into_iter()
-                    .map(Outbound::from_action)
-                    .collect();
+                let mut routed: Vec<_> = from_actions(core.request(conn, payload, now)).collect();
                 if let Some(at) = reply_index(&routed, conn) {
                     routed.insert(at, (conn, Outbound::Delay(Instant::now() + delay)));
                 }

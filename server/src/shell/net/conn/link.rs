@@ -12,7 +12,7 @@ use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::core::{ConnId, SessionId};
-use crate::shell::net::conn::outbox::Queue;
+use crate::shell::route::outbox::Queue;
 use crate::shell::state::shared::Shared;
 use crate::shell::state::stats::ConnStats;
 

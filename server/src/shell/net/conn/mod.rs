@@ -43,7 +43,6 @@ mod broken;
 mod faulted;
 mod frames;
 pub(crate) mod link;
-pub(crate) mod outbox;
 mod reader;
 mod writer;
 
@@ -60,10 +59,10 @@ use tokio_util::task::TaskTracker;
 use crate::core::ConnInfo;
 use crate::shell::net::limits::{FOUR_LETTER_DEADLINE, HANDSHAKE_IDLE};
 use crate::shell::observe::admin;
+use crate::shell::route::outbox::Outbox;
 use crate::shell::state::shared::Shared;
 use frames::Frames;
 use link::{Conn, End, Link, wait_thawed};
-use outbox::Outbox;
 
 /// Registers a connection over `io` from `peer` and spawns its task on `tasks`. Refused (false,
 /// and `io` dropped at once) when `per_ip_limit` (0 for none) connections from `peer`'s address

@@ -19,7 +19,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use shepherd_protocol::{ConnectRequest, Frame, decode_from};
+use shepherd_protocol::{ConnectRequest, Frame, OpCode, RequestHeader, decode_from};
 use tokio::io::AsyncRead;
 use tokio::time::Instant;
 
@@ -27,23 +27,30 @@ use crate::shell::net::conn::faulted::apply_fault;
 use crate::shell::net::conn::frames::Frames;
 use crate::shell::net::conn::link::{Conn, End, Link, wait_thawed};
 use crate::shell::net::limits::{HANDSHAKE_IDLE, MAX_QUEUED_FRAMES};
-use crate::shell::state::backlog::MAX_HELD_BYTES;
-use crate::shell::state::outbound::Outbound;
-use crate::shell::state::stats::request_op;
+use crate::shell::route::backlog::MAX_HELD_BYTES;
+use crate::shell::route::outbound::Outbound;
 
 /// The most requests applied under one turn of the core lock: long enough to amortise the
 /// turn over a pipelined burst, short enough that other connections wait for the lock a few
 /// hundred microseconds at most.
 const MAX_BURST: usize = 64;
 
-/// Counts a request frame in the connection's and the server's statistics.
-fn count_frame(conn: &Conn, payload: &[u8]) {
+/// A request read and not yet applied, with its opcode: read once, at the frame's arrival, for
+/// `lop`, the latency figures by kind, and nothing else (the core decodes the whole request).
+type Pending = (BytesMut, Option<OpCode>);
+
+/// Counts a request frame in the connection's and the server's statistics, and returns it with
+/// its opcode, if known.
+fn count_frame(conn: &Conn, payload: BytesMut) -> Pending {
     conn.stats.received.fetch_add(1, Relaxed);
     conn.shared.stats.packets_received.fetch_add(1, Relaxed);
-    if payload.len() >= 8 {
-        let op = i32::from_be_bytes([payload[4], payload[5], payload[6], payload[7]]);
-        conn.stats.last_op.store(op as u32 as u64, Relaxed);
-    }
+    let op = RequestHeader::peek(&payload).and_then(|header| {
+        conn.stats
+            .last_op
+            .store(header.op_type as u32 as u64, Relaxed);
+        OpCode::try_from(header.op_type).ok()
+    });
+    (payload, op)
 }
 
 /// Whether the connection is too far behind to read more of its requests: too many frames, or
@@ -58,16 +65,16 @@ fn backed_up(conn: &Conn) -> bool {
 /// applied, in order, once the connection has caught up. Slowed, not closed: a pipelined burst
 /// of large reads would otherwise pass the outbound limit within one turn. The buffer is given
 /// back once empty, so an idle connection holds none.
-fn apply_burst(conn: &Conn, burst: &mut VecDeque<BytesMut>) {
+fn apply_burst(conn: &Conn, burst: &mut VecDeque<Pending>) {
     let shared = &conn.shared;
     shared.with_core(|core, router| {
         let now = shared.clock.now();
-        while let Some(payload) = burst.pop_front() {
+        while let Some((payload, op)) = burst.pop_front() {
             let started = std::time::Instant::now();
             router.route(core.request(conn.id, &payload, now));
             shared
                 .stats
-                .record_latency(request_op(&payload), started.elapsed().as_micros() as u64);
+                .record_latency(op, started.elapsed().as_micros() as u64);
             if backed_up(conn) {
                 break;
             }
@@ -78,9 +85,6 @@ fn apply_burst(conn: &Conn, burst: &mut VecDeque<BytesMut>) {
     }
 }
 
-/// Reads and applies frames until the connection should end. On the peer's end of stream, or
-/// once a fault has closed the connection, it stops reading and never returns: the writer
-/// finishes what is queued.
 /// Whether a read error is the peer's bad input (a length outside the limit, the stream ending
 /// inside a frame), owed an orderly close, rather than the stream's own failure.
 fn refused(error: &io::Error) -> bool {
@@ -98,6 +102,9 @@ fn close_behind_replies(conn: &Conn) {
         .with_core(|_, router| router.route_outbound([(conn.id, Outbound::Close)]));
 }
 
+/// Reads and applies frames until the connection should end. On the peer's end of stream, or
+/// once a fault has closed the connection, it stops reading and never returns: the writer
+/// finishes what is queued.
 pub(crate) async fn read_loop<R: AsyncRead + Unpin>(
     conn: &Conn,
     link: &Link,
@@ -133,11 +140,11 @@ pub(crate) async fn read_loop<R: AsyncRead + Unpin>(
         }
         // Too much waits for the disk, server-wide: read nothing more until the log catches up
         // (`state/backlog.rs`). Its silence meanwhile is ours, so the idle timer starts again.
-        if let Some(durable) = &shared.durable
-            && durable.backlog.full()
+        if let Some(backlog) = shared.router().backlog()
+            && backlog.full()
         {
             // Boxed: rare, and it would otherwise size every connection's task.
-            if !Box::pin(durable.backlog.room(&conn.kill)).await {
+            if !Box::pin(backlog.room(&conn.kill)).await {
                 return Ok(End::Killed);
             }
             idle_deadline = Instant::now() + idle;
@@ -198,25 +205,22 @@ pub(crate) async fn read_loop<R: AsyncRead + Unpin>(
             }
             Some(Err(error)) => return Err(error),
         };
-        count_frame(conn, &payload);
+        let (payload, op) = count_frame(conn, payload);
         if connected && !shared.frozen.any() && !shared.faults.any() {
             // The common path: this request and those that arrived whole behind it, under
             // one turn of the core lock.
             let room = MAX_QUEUED_FRAMES.saturating_sub(stats.queued.load(Relaxed));
             // Past half the disk backlog's bound, one request at a time: a burst of large
             // replies must not overshoot the bound by a burst.
-            let burst = match &shared.durable {
-                Some(d) if d.backlog.bytes() >= MAX_HELD_BYTES / 2 => 1,
+            let burst = match shared.router().backlog() {
+                Some(backlog) if backlog.bytes() >= MAX_HELD_BYTES / 2 => 1,
                 _ => MAX_BURST,
             };
             let most = burst.min(usize::try_from(room).unwrap_or(MAX_BURST)).max(1);
-            rest.push_back(payload);
+            rest.push_back((payload, op));
             while rest.len() < most {
                 match frames.buffered() {
-                    Some(Ok(Frame::Payload(next))) => {
-                        count_frame(conn, &next);
-                        rest.push_back(next);
-                    }
+                    Some(Ok(Frame::Payload(next))) => rest.push_back(count_frame(conn, next)),
                     Some(other) => {
                         carried = Some(other);
                         break;
@@ -245,11 +249,8 @@ pub(crate) async fn read_loop<R: AsyncRead + Unpin>(
             }
         }
         let started = std::time::Instant::now();
-        let op = if connected {
-            request_op(&payload)
-        } else {
-            None
-        };
+        // A handshake is no request: its latency is not one of an opcode's.
+        let op = if connected { op } else { None };
         let mut draining = false;
         if connected {
             // Only fault rules need the session; spare the hot path a second turn of the core

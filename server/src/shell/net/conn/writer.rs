@@ -17,8 +17,8 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::time::Instant;
 
 use crate::shell::net::conn::link::{Conn, End, Link, wait_thawed};
-use crate::shell::net::conn::outbox::{FRAME_OVERHEAD, Taken, wire_len};
-use crate::shell::state::outbound::Outbound;
+use crate::shell::route::outbound::Outbound;
+use crate::shell::route::outbox::{FRAME_OVERHEAD, Taken, wire_len};
 
 /// Writes what is queued until a `Close` (the reader queues one behind what it owed at the
 /// peer's end of stream) or a stall. Between bursts it holds no buffer: the batch is dropped whenever the queue is

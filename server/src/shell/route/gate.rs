@@ -33,8 +33,8 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use crate::core::ConnId;
-use crate::shell::state::backlog::Backlog;
-use crate::shell::state::outbound::Outbound;
+use crate::shell::route::backlog::Backlog;
+use crate::shell::route::outbound::Outbound;
 
 /// Messages for connections, in the order they must be delivered.
 pub(crate) type Routed = Vec<(ConnId, Outbound)>;
@@ -217,6 +217,11 @@ impl Gate {
             }
             moved.await;
         }
+    }
+
+    /// Where what is held is counted.
+    pub(crate) fn backlog(&self) -> &Backlog {
+        &self.backlog
     }
 
     /// Messages waiting for the disk.

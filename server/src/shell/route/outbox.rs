@@ -20,9 +20,9 @@
 //! The router calls [`Outbox::push`] under the core lock: it never blocks and never allocates
 //! beyond the queue's own growth. With a data directory it calls [`Outbox::charge`] when a
 //! message is routed and [`Outbox::push_charged`] when the durability gate lets it go, so the
-//! limit also bounds what waits for the disk (`durable/gate.rs`).
+//! limit also bounds what waits for the disk (`gate.rs`).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
@@ -30,8 +30,7 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use crate::core::{Action, ConnId};
-use crate::shell::state::outbound::Outbound;
+use crate::shell::route::outbound::Outbound;
 use crate::shell::state::stats::ConnStats;
 
 /// The length prefix every frame carries on the wire.
@@ -256,30 +255,6 @@ impl Drop for Outbox {
     }
 }
 
-/// The core's actions as messages for the connections they are for, in order. A `Close` with
-/// no frame before it for the same connection in this batch owes the peer nothing and becomes
-/// [`Outbound::Abort`]; one after such a frame stays a `Close`, written after the frame.
-pub(crate) fn from_actions(actions: Vec<Action>) -> impl Iterator<Item = (ConnId, Outbound)> {
-    // Most batches are frames alone: they need no set (nor its allocation).
-    let mut owed: Option<HashSet<ConnId>> = actions
-        .iter()
-        .any(|action| matches!(action, Action::Close(_)))
-        .then(HashSet::new);
-    actions.into_iter().map(
-        move |action| match (Outbound::from_action(action), owed.as_mut()) {
-            ((conn, Outbound::Close), Some(owed)) if !owed.contains(&conn) => {
-                (conn, Outbound::Abort)
-            }
-            ((conn, message), owed) => {
-                if let (Outbound::Frame(_), Some(owed)) = (&message, owed) {
-                    owed.insert(conn);
-                }
-                (conn, message)
-            }
-        },
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use std::net::{Ipv4Addr, SocketAddr};
@@ -340,19 +315,7 @@ mod tests {
     }
 
     #[test]
-    fn a_close_that_owes_nothing_aborts_and_one_after_a_reply_waits_for_it() {
-        let routed: Vec<_> = from_actions(vec![
-            Action::Close(1),
-            Action::Send(2, vec![1]),
-            Action::Close(2),
-            Action::Send(3, vec![1]),
-        ])
-        .collect();
-        assert!(matches!(routed[0], (1, Outbound::Abort)));
-        assert!(matches!(routed[2], (2, Outbound::Close)));
-        // Frames alone pass as they are.
-        let frames: Vec<_> = from_actions(vec![Action::Send(4, vec![1])]).collect();
-        assert!(matches!(frames[..], [(4, Outbound::Frame(_))]));
+    fn an_abort_kills_at_once_and_queues_nothing() {
         let (outbox, queue) = outbox(100);
         outbox.push(Outbound::Abort, &stats());
         assert!(outbox.kill.is_cancelled());
