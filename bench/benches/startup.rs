@@ -60,8 +60,8 @@ async fn shepherd_ensemble_start_to_ready(members: usize, starts: usize) -> Dura
             .start()
             .await
             .expect("start");
-        for id in server.member_ids() {
-            let addr = server.member_addr(id).expect("a member").to_string();
+        for id in server.members().ids() {
+            let addr = server.members().addr(id).expect("a member").to_string();
             first_session(&addr).await.expect("session");
         }
         samples.push(started.elapsed());

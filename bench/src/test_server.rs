@@ -2,12 +2,12 @@
 //! own, so that a benchmark that reads "the server's process" (`--server-pid`) reads this one.
 
 use shepherd_cli::runtime::{self, Threads};
-use shepherd_server::{ServerBuilder, ServerHandle};
+use shepherd_server::{Server, ServerBuilder};
 
 /// A running embedded server, its runtime, and the two arguments a benchmark needs to reach it.
 pub(crate) struct TestServer {
     runtime: tokio::runtime::Runtime,
-    server: ServerHandle,
+    server: Server,
     /// `--connect`.
     pub connect: String,
     /// `--server-pid`: this process.

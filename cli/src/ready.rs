@@ -10,17 +10,18 @@ use std::net::SocketAddr;
 use std::path::Path;
 
 use serde::Serialize;
-use shepherd_server::ServerHandle;
+use shepherd_server::Server;
 
 /// The launch line for `server`, without its newline. `data_dir` is the data directory the
 /// server keeps its state in, `None` in memory.
-pub(crate) fn launch_line(server: &ServerHandle, data_dir: Option<&Path>) -> String {
+pub(crate) fn launch_line(server: &Server, data_dir: Option<&Path>) -> String {
     let secure = server.secure_addr();
     // A member's plain client address; a secure-only server's one address is its secure port.
     let ports: Vec<SocketAddr> = server
-        .member_ids()
+        .members()
+        .ids()
         .into_iter()
-        .filter_map(|id| server.member_addr(id))
+        .filter_map(|id| server.members().addr(id))
         .filter(|addr| Some(*addr) != secure)
         .collect();
     let url =
@@ -38,8 +39,8 @@ pub(crate) fn launch_line(server: &ServerHandle, data_dir: Option<&Path>) -> Str
         secure_port: secure.map(|addr| addr.port()),
         admin_url: url(server.admin_addr(), "/commands"),
         metrics_url: url(server.metrics_addr(), "/metrics"),
-        controls_url: url(server.test_controls_addr(), ""),
-        controls_token: server.test_controls_token(),
+        controls_url: url(server.controls().http_addr(), ""),
+        controls_token: server.controls().http_token(),
         data_dir: data_dir.map(|dir| dir.display().to_string()),
     };
     // Nothing in it can fail to serialize (strings, numbers, options).
@@ -81,7 +82,7 @@ mod tests {
         assert_eq!(ports.len(), 2, "{line}");
         let expected: Vec<String> = [1, 2]
             .iter()
-            .map(|id| server.member_addr(*id).unwrap().to_string())
+            .map(|id| server.members().addr(*id).unwrap().to_string())
             .collect();
         assert_eq!(value["connect_string"], expected.join(","));
         assert_eq!(value["pid"], std::process::id());

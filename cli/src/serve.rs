@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use shepherd_server::storage::StorageError;
-use shepherd_server::{Config, Server, ServerHandle};
+use shepherd_server::{Config, Server};
 
 use crate::command::ServeArgs;
 use crate::logging;
@@ -196,7 +196,7 @@ pub(crate) fn serve(args: ServeArgs) -> ExitCode {
         if members > 1 {
             tracing::info!(
                 members,
-                leader = ?server.leader(),
+                leader = ?server.members().leader(),
                 connect = %server.connect_string(),
                 "an in-process ensemble: one state behind every member"
             );
@@ -224,10 +224,11 @@ pub(crate) fn serve(args: ServeArgs) -> ExitCode {
 
 /// The human lines on stdout. Scripts read the port from the first line; keep its shape. An
 /// ensemble prints one line per member, in id order.
-fn announce(server: &ServerHandle) {
-    for id in server.member_ids() {
+fn announce(server: &Server) {
+    for id in server.members().ids() {
         if let Some(addr) = server
-            .member_addr(id)
+            .members()
+            .addr(id)
             .filter(|a| Some(*a) != server.secure_addr())
         {
             println!("shepherd listening on {addr}");
@@ -244,7 +245,10 @@ fn announce(server: &ServerHandle) {
     }
     // Printed once, on stdout only (never logged): tests parse it for the address and the
     // token (docs/test-controls.md).
-    if let (Some(addr), Some(token)) = (server.test_controls_addr(), server.test_controls_token()) {
+    if let (Some(addr), Some(token)) = (
+        server.controls().http_addr(),
+        server.controls().http_token(),
+    ) {
         println!("shepherd test controls on http://{addr} token {token}");
     }
 }

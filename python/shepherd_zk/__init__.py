@@ -1,7 +1,7 @@
 """shepherd-zk: a ZooKeeper-compatible server inside the Python process.
 
 `Server` runs Shepherd's embedded server on runtime threads of its own (no subprocess, no
-JVM) and gives a test the same controls as the Rust `ServerHandle`: server-side session expiry,
+JVM) and gives a test the same controls as the Rust `Server`: server-side session expiry,
 dropped connections, frozen sessions, fault rules, ensemble members stopped and partitioned,
 and views of the sessions, the tree and the notifications sent. The controls speak the JSON of
 the HTTP test controls (docs/test-controls.md), through the same code in the server.

@@ -5,7 +5,7 @@
 //! named `shepherd-zk-<id>-worker`, so that a panic on them is reported to this server's next
 //! call ([`crate::panics`]); after [`NativeServer::close`] every call raises
 //! [`ServerError`] saying so, and nothing of the server is left running. The test controls are
-//! reached through [`ServerHandle::call_control`], the same code and JSON as the HTTP test
+//! reached through [`Controls::call`], the same code and JSON as the HTTP test
 //! controls (docs/test-controls.md), so that the Python methods and the HTTP routes cannot
 //! drift apart.
 
@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use shepherd_server::{Config, Server, ServerHandle};
+use shepherd_server::{Config, Server};
 use tokio::runtime::Runtime;
 
 use crate::ServerError;
@@ -32,7 +32,7 @@ const RESET_PASSES: usize = 10;
 /// The running server and what it runs on.
 struct Inner {
     runtime: Runtime,
-    handle: ServerHandle,
+    handle: Server,
     /// `user:password` of the super user that [`NativeServer::reset`] authenticates as;
     /// `None` when the settings named their own superDigest.
     super_credential: Option<String>,
@@ -138,7 +138,7 @@ impl NativeServer {
         let ports = handle
             .member_ids()
             .into_iter()
-            .filter_map(|m| handle.member_addr(m).map(|a| a.port()))
+            .filter_map(|m| handle.members().addr(m).map(|a| a.port()))
             .collect();
         let connect_string = handle.connect_string();
         Ok(NativeServer {
@@ -175,7 +175,7 @@ impl NativeServer {
     ) -> PyResult<(u16, String)> {
         let inner = self.inner()?;
         Ok(py.allow_threads(|| {
-            let call = inner.handle.call_control(method, path, body.as_bytes());
+            let call = inner.handle.controls().call(method, path, body.as_bytes());
             inner.runtime.block_on(call)
         }))
     }
@@ -251,7 +251,7 @@ fn shut_down(inner: Arc<Inner>) {
 /// [`NativeServer::reset`]'s work: a super-user client deletes the tree leaves first.
 async fn reset(inner: &Inner) -> Result<(), String> {
     let handle = &inner.handle;
-    handle.clear_faults();
+    handle.controls().clear_faults();
     let user_nodes = || -> Vec<String> {
         let mut paths: Vec<String> = handle
             .dump_tree()

@@ -21,7 +21,7 @@
 //! and (all but [`MultiLock`]) `lost::deleted_lock_node_fails_guarded_writes`. Every test runs
 //! against the embedded Shepherd server, and against real ZooKeeper too when
 //! `SHEPHERD_REAL_ZK` names one; the `expiry` tests end the session with
-//! `ServerHandle::expire_session` on the embedded server, and on ZooKeeper by taking the
+//! `Controls::expire_session` on the embedded server, and on ZooKeeper by taking the
 //! session over from a second client and closing it while our client's reconnects are held.
 //! The `kazoo` tests need `python3` with kazoo, and print a note and pass without it.
 //!

@@ -2,7 +2,7 @@
 //! while waiting, the acquisition fails with `SessionExpired` and leaves no node; while
 //! holding, `lost()` fires, the node is gone and the next contender gets the lock at once.
 //!
-//! The embedded server expires the session itself (`ServerHandle::expire_session`, as a
+//! The embedded server expires the session itself (`Controls::expire_session`, as a
 //! timeout would); real ZooKeeper is made to by a second client taking the session over and
 //! closing it while the proxy holds our client's reconnects (`TestServer::expire`).
 

@@ -1,7 +1,7 @@
 //! A ZooKeeper 3.8-compatible coordination server that runs inside any process.
 //!
 //! Start one on a free port in milliseconds, point any ZooKeeper client at
-//! [`ServerHandle::connect_string`], and shut it down when the test ends:
+//! [`Server::connect_string`], and shut it down when the test ends:
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -14,10 +14,10 @@
 //! ```
 //!
 //! The crate has two halves. [`core`] is deterministic: the znode tree, sessions, watches and
-//! the application of requests, with time passed in. The shell (this module's [`Server`],
-//! [`ServerBuilder`] and [`ServerHandle`]) is a thin tokio layer of sockets, framing, a clock and
+//! the application of requests, with time passed in. The shell ([`ServerBuilder`], the running
+//! [`Server`] and its two faces, [`Controls`] and [`Members`]) is a thin tokio layer of sockets, framing, a clock and
 //! four-letter words around it. Besides its TCP listener, a server serves any byte stream handed
-//! to [`ServerHandle::serve_io`], so that wire tests can run over `tokio::io::duplex`.
+//! to [`Server::serve_io`], so that wire tests can run over `tokio::io::duplex`.
 
 pub mod config;
 mod shell;
@@ -30,6 +30,6 @@ pub use config::{Config, Durability, FourLetterWhitelist};
 #[doc(hidden)]
 pub use shell::StaleReads;
 pub use shell::{
-    ConnStats, ControlError, Fault, FaultId, FaultRule, FaultTimes, MAX_MEMBERS, MemberState,
-    Server, ServerBuilder, ServerHandle, ServerStats,
+    ConnStats, ControlError, Controls, Fault, FaultId, FaultRule, FaultTimes, MAX_MEMBERS,
+    MemberState, Members, Server, ServerBuilder, ServerStats,
 };

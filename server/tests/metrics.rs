@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
 use shepherd_client::{Client, CreateOptions};
-use shepherd_server::{Server, ServerHandle};
+use shepherd_server::Server;
 
 /// ZooKeeper 3.8's name and type for each metric Shepherd serves.
 const ZOOKEEPER_METRICS: &[(&str, &str)] = &[
@@ -36,7 +36,7 @@ const ZOOKEEPER_METRICS: &[(&str, &str)] = &[
     ("znode_count", "gauge"),
 ];
 
-async fn server() -> ServerHandle {
+async fn server() -> Server {
     Server::builder()
         .metrics_server(SocketAddr::from(([127, 0, 0, 1], 0)))
         .start()

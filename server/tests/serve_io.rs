@@ -1,4 +1,4 @@
-//! The wire protocol over an in-memory stream: `ServerHandle::serve_io` on one end of a
+//! The wire protocol over an in-memory stream: `Server::serve_io` on one end of a
 //! `tokio::io::duplex`, and the test kit's raw wire peer ([`Peer`], frames built from
 //! `shepherd_protocol`'s records) on the other, with no socket anywhere.
 //!
@@ -10,7 +10,7 @@ use shepherd_protocol::{
     CreateMode, EventType, FourLetterWord, GetDataResponse, PathWatchRequest, Reply, Request,
     Response,
 };
-use shepherd_server::{Server, ServerHandle};
+use shepherd_server::Server;
 use shepherd_testkit::{Peer, create, get_data, hello, set_data, within};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
@@ -18,12 +18,12 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 const PIPE: usize = 64 * 1024;
 
 /// A server as built by default: the whitelist of four-letter words is part of what is tested.
-async fn server() -> ServerHandle {
+async fn server() -> Server {
     Server::builder().start().await.expect("server starts")
 }
 
 /// A raw client on the far end of an in-memory pipe whose other end the server now serves.
-fn attach(server: &ServerHandle) -> Peer<DuplexStream> {
+fn attach(server: &Server) -> Peer<DuplexStream> {
     let (client, served) = tokio::io::duplex(PIPE);
     server.serve_io(served);
     Peer::new(client)
@@ -95,7 +95,10 @@ async fn handshake_create_get_and_a_watch_event_over_duplex() {
         }
         other => panic!("unexpected {other:?}"),
     }
-    assert!(server.dump_watches().is_empty(), "the fired watch is gone");
+    assert!(
+        server.controls().dump_watches().is_empty(),
+        "the fired watch is gone"
+    );
     server.shutdown().await;
 }
 
@@ -133,7 +136,7 @@ async fn in_memory_peers_are_loopback_and_not_held_to_the_per_ip_limit() {
         let response = peer.handshake(&hello()).await.expect("connect response");
         assert!(!response.is_expired());
     }
-    let cons = server.four_letter_word(FourLetterWord::Cons);
+    let cons = server.controls().four_letter_word(FourLetterWord::Cons);
     assert_eq!(cons.matches(" /127.0.0.1:0[1]").count(), 2, "{cons}");
     server.shutdown().await;
 }

@@ -331,7 +331,7 @@ async fn a_slow_reader_slows_only_itself() {
     }
     // The server stopped reading the slow connection once its replies backed up, instead of
     // reading everything and queueing the replies in memory.
-    let cons = server.four_letter_word(FourLetterWord::Cons);
+    let cons = server.controls().four_letter_word(FourLetterWord::Cons);
     let most_received = cons
         .split("recved=")
         .skip(1)

@@ -20,4 +20,4 @@ pub use shepherd_client as client;
 pub use shepherd_protocol as protocol;
 pub use shepherd_recipes as recipes;
 pub use shepherd_server as server;
-pub use shepherd_server::{Server, ServerBuilder, ServerHandle};
+pub use shepherd_server::{Server, ServerBuilder};

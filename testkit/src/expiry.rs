@@ -1,6 +1,6 @@
 //! Ending a session on purpose, on either kind of server.
 //!
-//! The embedded server has a control for it ([`ServerHandle::expire_session`]). Real ZooKeeper
+//! The embedded server has a control for it ([`Controls::expire_session`]). Real ZooKeeper
 //! has none, and waiting for a timeout is slow; instead a second connection takes the session
 //! over with its id and password (the server drops the first connection) and closes it. The
 //! session's own client must talk through a [`Proxy`] so that its reconnects can be held
@@ -9,7 +9,7 @@
 //! Invariant: when these return, the session is gone on the server; [`TestServer::expire`] also
 //! waits until the client has seen `Expired`.
 //!
-//! [`ServerHandle::expire_session`]: shepherd_server::ServerHandle::expire_session
+//! [`Controls::expire_session`]: shepherd_server::Controls::expire_session
 
 use std::future::Future;
 
@@ -29,7 +29,7 @@ impl TestServer {
         match self.embedded() {
             Some(server) => {
                 let status = client.status_watch();
-                server.expire_session(client.session_id());
+                server.controls().expire_session(client.session_id());
                 seen_expired(status).await;
             }
             None => expire_by_take_over(client, &self.connect, proxy).await,
@@ -48,7 +48,7 @@ impl TestServer {
         disconnected: impl Future<Output = ()>,
     ) {
         match self.embedded() {
-            Some(server) => server.expire_session(id),
+            Some(server) => server.controls().expire_session(id),
             None => take_over_and_close(&self.connect, id, password, proxy, disconnected).await,
         }
     }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use shepherd_server::tls::{ServerTls, TestPki};
-use shepherd_server::{Server, ServerBuilder, ServerHandle};
+use shepherd_server::{Server, ServerBuilder};
 
 /// A server to test against.
 #[derive(Clone, Debug)]
@@ -22,12 +22,12 @@ pub struct TestServer {
     pub connect: String,
     /// The embedded server (`None` for real ZooKeeper). Shared, so that a test may hand a copy
     /// of its server to a task.
-    embedded: Option<Arc<ServerHandle>>,
+    embedded: Option<Arc<Server>>,
 }
 
 impl TestServer {
     /// The embedded server's handle, with its test controls; `None` on real ZooKeeper.
-    pub fn embedded(&self) -> Option<&ServerHandle> {
+    pub fn embedded(&self) -> Option<&Server> {
         self.embedded.as_deref()
     }
 
@@ -71,7 +71,7 @@ pub async fn embedded() -> TestServer {
 
 /// A server with every four-letter word and otherwise the builder's defaults, on a free loopback
 /// port: what the wire-level and hostile-client tests speak to.
-pub async fn all_words_server() -> ServerHandle {
+pub async fn all_words_server() -> Server {
     Server::builder()
         .all_four_letter_words()
         .start()
@@ -82,7 +82,7 @@ pub async fn all_words_server() -> ServerHandle {
 /// The embedded server ([`embedded_builder`]) with TLS on a secure port beside the plain one
 /// (client certificates signed by `pki`'s CA needed) and `alice` (password `alice-secret`) as a
 /// SASL DIGEST-MD5 user; returns it and the secure port's address.
-pub async fn secured_embedded(pki: &TestPki) -> (ServerHandle, String) {
+pub async fn secured_embedded(pki: &TestPki) -> (Server, String) {
     let tls = ServerTls::from_pem(pki.server.cert_pem.clone(), pki.server.key_pem.clone())
         .client_ca_pem(pki.ca_pem.clone());
     let server = embedded_builder()

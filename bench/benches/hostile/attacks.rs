@@ -14,7 +14,7 @@ use shepherd_protocol::{
     AuthPacket, ConnectRequest, FourLetterWord, ReplyHeader, Request, SetWatches, decode_from,
     encode_frame, encode_request, xid,
 };
-use shepherd_server::{ServerBuilder, ServerHandle};
+use shepherd_server::{Server, ServerBuilder};
 use shepherd_testkit::{
     Peer, create, four_letter_word, get_data, hello, huge_acl_create, reply_header, within,
 };
@@ -31,7 +31,7 @@ const BIG: usize = 1_000_000;
 
 /// What an attack runs against.
 pub struct Ctx<'a> {
-    pub server: &'a ServerHandle,
+    pub server: &'a Server,
     /// The server's runtime: in-memory connections are served there.
     pub server_rt: tokio::runtime::Handle,
     /// Cancelled once the bystander is done.
@@ -241,7 +241,7 @@ async fn huge_acl(ctx: &Ctx<'_>, ready: &mut Ready) -> String {
 /// server holds them) and never reading; the server closes each at its outbound limit.
 async fn setwatches_flood(ctx: &Ctx<'_>, ready: &mut Ready) -> String {
     let flood = Request::SetWatches(SetWatches {
-        relative_zxid: ctx.server.last_zxid(),
+        relative_zxid: ctx.server.controls().last_zxid(),
         data_watches: Vec::new(),
         exist_watches: vec!["/".to_owned(); 200_000],
         child_watches: Vec::new(),

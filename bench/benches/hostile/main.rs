@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use shepherd_cli::runtime::{self, Threads};
 use shepherd_protocol::{CreateMode, Reply, Request};
-use shepherd_server::{Server, ServerHandle};
+use shepherd_server::Server;
 use shepherd_testkit::{Peer, create, get_data, reply_header, within};
 use tokio::runtime::Runtime;
 use tokio::sync::oneshot;
@@ -107,7 +107,7 @@ impl Outcome {
 /// Runs `attack` against a fresh server on `server_rt` beside the bystander, and stops it once
 /// the bystander is done.
 fn run(attack: Attack, server_rt: &Runtime) -> Outcome {
-    let server: ServerHandle = server_rt
+    let server: Server = server_rt
         .block_on(attack.builder(Server::builder()).start())
         .expect("the server starts");
     let stop = CancellationToken::new();

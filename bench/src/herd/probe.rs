@@ -3,7 +3,7 @@
 //!
 //! Notifications are counted by the server, never by the clients (a client cannot see the
 //! notifications its neighbours receive): the embedded server's [`CoreMetrics`]
-//! (`ServerHandle::inspect`), or, with `--connect`, the `mntr` four-letter word (ZooKeeper
+//! (`Server::inspect`), or, with `--connect`, the `mntr` four-letter word (ZooKeeper
 //! 3.6+ prints its per-event-type watch counters as summaries; the `zk_sum_node_*_watch_count`
 //! keys are the numbers of watchers notified). getChildren calls are counted by the recipes
 //! themselves, in the [`LockStats`] every contender of a run shares.
@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use shepherd_recipes::{LockStats, StatsSnapshot};
-use shepherd_server::ServerHandle;
+use shepherd_server::Server;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout;
@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 /// Where the server's count of watch notifications sent is read.
 pub enum Probe<'a> {
     /// The embedded server's metrics.
-    Embedded(&'a ServerHandle),
+    Embedded(&'a Server),
     /// `mntr` sent to this `host:port`.
     Mntr(String),
 }

@@ -347,7 +347,7 @@ mod tests {
 
     /// An embedded server on its own one-thread runtime, so that the benchmark's clients and
     /// the server do not share a runtime.
-    fn embedded_server() -> (tokio::runtime::Runtime, shepherd_server::ServerHandle) {
+    fn embedded_server() -> (tokio::runtime::Runtime, shepherd_server::Server) {
         let runtime = runtime::start(Threads::Workers(Some(1))).unwrap();
         let server = runtime
             .block_on(shepherd_server::Server::builder().start())

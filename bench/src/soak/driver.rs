@@ -138,22 +138,28 @@ pub async fn run(ctx: Arc<Ctx>) {
         let rule = |fault| FaultRule::new(fault).session(session).path_prefix(ROOT);
         let added = match kind {
             FaultKind::Cut => {
-                if ctx.server.close_connection(session).is_ok() {
+                if ctx.server.controls().close_connection(session).is_ok() {
                     ctx.counters.faults[kind as usize].inc();
                 }
                 None
             }
-            FaultKind::LostReply => Some(ctx.server.add_fault(rule(Fault::ApplyThenDrop))),
-            FaultKind::DropRequest => Some(ctx.server.add_fault(rule(Fault::DropBeforeApply))),
+            FaultKind::LostReply => {
+                Some(ctx.server.controls().add_fault(rule(Fault::ApplyThenDrop)))
+            }
+            FaultKind::DropRequest => Some(
+                ctx.server
+                    .controls()
+                    .add_fault(rule(Fault::DropBeforeApply)),
+            ),
             FaultKind::Delay => {
                 let delay = t.mul_f64(rng.random_range(0.05..0.5));
-                Some(ctx.server.add_fault(rule(Fault::Delay(delay))))
+                Some(ctx.server.controls().add_fault(rule(Fault::Delay(delay))))
             }
             FaultKind::ShortFreeze | FaultKind::LongFreeze => {
                 let mut set = frozen.lock().await;
                 if set.len() < max_frozen
                     && !set.contains(&session)
-                    && ctx.server.freeze_session(session).is_ok()
+                    && ctx.server.controls().freeze_session(session).is_ok()
                 {
                     set.insert(session);
                     ctx.counters.faults[kind as usize].inc();
@@ -165,14 +171,14 @@ pub async fn run(ctx: Arc<Ctx>) {
                     let (ctx, frozen) = (ctx.clone(), frozen.clone());
                     thaws.spawn(async move {
                         sleep(t.mul_f64(span)).await;
-                        ctx.server.thaw_session(session);
+                        ctx.server.controls().thaw_session(session);
                         frozen.lock().await.remove(&session);
                     });
                 }
                 None
             }
             FaultKind::Expire => {
-                ctx.server.expire_session(session);
+                ctx.server.controls().expire_session(session);
                 ctx.counters.faults[kind as usize].inc();
                 None
             }
@@ -191,11 +197,11 @@ pub async fn run(ctx: Arc<Ctx>) {
         }
     }
     sweep(&ctx, &mut pending, true);
-    ctx.server.clear_faults();
+    ctx.server.controls().clear_faults();
     thaws.abort_all();
     while thaws.join_next().await.is_some() {}
     for session in frozen.lock().await.drain() {
-        ctx.server.thaw_session(session);
+        ctx.server.controls().thaw_session(session);
     }
     for slot in &ctx.slots {
         slot.pause.store(false, Relaxed);
@@ -206,13 +212,13 @@ pub async fn run(ctx: Arc<Ctx>) {
 fn sweep(ctx: &Ctx, pending: &mut Vec<Pending>, all: bool) {
     let now = Instant::now();
     pending.retain(|p| {
-        let fired = ctx.server.fault_fire_count(p.id).unwrap_or(0) > 0;
+        let fired = ctx.server.controls().fault_fire_count(p.id).unwrap_or(0) > 0;
         if fired {
             ctx.counters.faults[p.kind as usize].inc();
         }
         let done = fired || all || now >= p.until;
         if done {
-            ctx.server.remove_fault(p.id);
+            ctx.server.controls().remove_fault(p.id);
         }
         !done
     });

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use shepherd_client::{Client, CreateOptions};
-use shepherd_server::ServerHandle;
+use shepherd_server::Server;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, timeout};
@@ -82,7 +82,7 @@ impl Slot {
 /// Shared by the workers and the driver.
 pub struct Ctx {
     /// The server under test.
-    pub server: Arc<ServerHandle>,
+    pub server: Arc<Server>,
     /// The run's configuration.
     pub config: ChaosConfig,
     /// The safety checks.
@@ -163,7 +163,7 @@ impl Ctx {
 /// # Panics
 /// If the run's own setup (its admin session, the resource nodes) fails: without them there
 /// is nothing to run.
-pub async fn run(server: Arc<ServerHandle>, config: ChaosConfig) -> Report {
+pub async fn run(server: Arc<Server>, config: ChaosConfig) -> Report {
     let t = config.session_timeout;
     let admin = connect(&server, config.transport, t * 4)
         .await

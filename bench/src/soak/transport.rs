@@ -1,5 +1,5 @@
 //! How a chaos client reaches the server: loopback TCP (the soak command: the whole stack,
-//! listener included), or an in-memory pipe served by [`ServerHandle::serve_io`] (the test:
+//! listener included), or an in-memory pipe served by [`Server::serve_io`] (the test:
 //! under a paused tokio clock, a pipe never leaves the runtime, so virtual time cannot jump
 //! ahead while bytes are in flight in the kernel).
 //!
@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use shepherd_client::{Client, Error};
-use shepherd_server::ServerHandle;
+use shepherd_server::Server;
 
 /// Bytes buffered each way in an in-memory pipe: a frozen connection backs up into it.
 const PIPE_BUFFER: usize = 64 * 1024;
@@ -33,7 +33,7 @@ pub enum Transport {
 /// # Cancellation
 /// As [`shepherd_client::ClientBuilder::connect`]: dropping it abandons the attempt.
 pub async fn connect(
-    server: &Arc<ServerHandle>,
+    server: &Arc<Server>,
     transport: Transport,
     session_timeout: Duration,
 ) -> Result<Client, Error> {

@@ -181,7 +181,7 @@ impl Work<'_> {
         ctx.checker.leave(self.family, holder.id);
         slot.holding.store(false, Relaxed);
         // A holder whose session ended must be told: lost() resolves within a bound.
-        if lost_reason.is_none() && ctx.server.session(holder.session).is_none() {
+        if lost_reason.is_none() && ctx.server.controls().session(holder.session).is_none() {
             slot.step("lost");
             match timeout(t * 3, &mut lost).await {
                 Ok(reason) => lost_reason = Some(reason),
@@ -222,7 +222,7 @@ impl Work<'_> {
         let slot = &ctx.slots[self.index];
         slot.step("pause");
         let session = self.client.session_id();
-        if ctx.server.freeze_session(session).is_err() {
+        if ctx.server.controls().freeze_session(session).is_err() {
             return;
         }
         ctx.counters.faults[FaultKind::HolderPause as usize].inc();
@@ -232,7 +232,7 @@ impl Work<'_> {
                 .mul_f64(rng.random_range(1.5..2.5)),
         )
         .await;
-        ctx.server.thaw_session(session);
+        ctx.server.controls().thaw_session(session);
         ctx.counters.late_writes.inc();
     }
 

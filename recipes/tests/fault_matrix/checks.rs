@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use shepherd_client::Client;
 use shepherd_recipes::{AnyGuard, Guard};
 use shepherd_server::core::NodeInfo;
-use shepherd_server::{FaultId, ServerHandle};
+use shepherd_server::{FaultId, Server};
 use shepherd_testkit::bounded;
 
 use crate::WAIT;
@@ -54,10 +54,10 @@ impl Holders {
 }
 
 /// Waits until the rule `id` has fired on `what`.
-pub async fn fired(server: &ServerHandle, id: FaultId, what: &str) -> Result<(), String> {
+pub async fn fired(server: &Server, id: FaultId, what: &str) -> Result<(), String> {
     if in_time(
         &format!("the fault on {what} to fire"),
-        server.fault_fired(id),
+        server.controls().fault_fired(id),
     )
     .await?
     {
@@ -68,8 +68,8 @@ pub async fn fired(server: &ServerHandle, id: FaultId, what: &str) -> Result<(),
 }
 
 /// The rule `id` fired exactly once: the step's request was hit, and nothing else was.
-pub fn fired_once(server: &ServerHandle, id: FaultId, what: &str) -> Result<(), String> {
-    match server.fault_fire_count(id) {
+pub fn fired_once(server: &Server, id: FaultId, what: &str) -> Result<(), String> {
+    match server.controls().fault_fire_count(id) {
         Some(1) => Ok(()),
         n => Err(format!("the fault on {what} fired {n:?} times, not once")),
     }
@@ -85,13 +85,13 @@ fn nodes_of(tree: Vec<NodeInfo>, sessions: &[i64]) -> Vec<String> {
 }
 
 /// (a): waits until no lock node of these sessions is left; names the orphans otherwise.
-pub async fn no_nodes_of(server: &ServerHandle, sessions: &[i64]) -> Result<(), String> {
+pub async fn no_nodes_of(server: &Server, sessions: &[i64]) -> Result<(), String> {
     let gone = server.wait_for(|core| nodes_of(core.dump_tree(), sessions).is_empty());
     match bounded(WAIT, "no orphan", gone).await {
         Ok(()) => Ok(()),
         Err(_) => Err(format!(
             "ORPHAN: {:?} still there after {WAIT:?}",
-            nodes_of(server.dump_tree(), sessions)
+            nodes_of(server.controls().dump_tree(), sessions)
         )),
     }
 }
@@ -106,11 +106,7 @@ pub fn not_lost(held: &AnyGuard, who: &str) -> Result<(), String> {
 
 /// (c): a fresh contender takes the lock, so nothing was left wedged; then nothing of it is
 /// left either.
-pub async fn not_wedged(
-    server: &ServerHandle,
-    row: &LockRow,
-    holders: &Holders,
-) -> Result<(), String> {
+pub async fn not_wedged(server: &Server, row: &LockRow, holders: &Holders) -> Result<(), String> {
     let c = connect(server).await?;
     let held = in_time(
         "a fresh contender C to take the lock afterwards",
@@ -129,7 +125,7 @@ pub async fn not_wedged(
 /// holders (b), nothing wedged (c), and still never two holders once C came and went; then the
 /// case's `clients` are closed, best effort.
 pub async fn all_clear(
-    server: &ServerHandle,
+    server: &Server,
     row: &LockRow,
     holders: &Holders,
     sessions: &[i64],

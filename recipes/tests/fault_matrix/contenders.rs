@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use shepherd_client::Client;
 use shepherd_recipes::{AnyGuard, Guard, Lock, LockKind};
-use shepherd_server::ServerHandle;
+use shepherd_server::Server;
 use shepherd_testkit::{SESSION_TIMEOUT, bounded, try_connect_with};
 use tokio::task::JoinHandle;
 
@@ -32,7 +32,7 @@ pub async fn in_time<T>(what: &str, fut: impl Future<Output = T>) -> Result<T, S
 }
 
 /// A client of the case's server, with the kit's session timeout (expiry is always forced).
-pub async fn connect(server: &ServerHandle) -> Result<Client, String> {
+pub async fn connect(server: &Server) -> Result<Client, String> {
     try_connect_with(&server.connect_string(), SESSION_TIMEOUT, WAIT)
         .await
         .map_err(|hang| hang.to_string())?
@@ -78,9 +78,9 @@ pub fn contender(
 
 /// Ends a session right now: its connection is cut (so that no held reply can still reach
 /// it) and the session expired before the client can reconnect.
-pub fn expire_now(server: &ServerHandle, session: i64) {
-    let _ = server.close_connection(session);
-    server.expire_session(session);
+pub fn expire_now(server: &Server, session: i64) {
+    let _ = server.controls().close_connection(session);
+    server.controls().expire_session(session);
 }
 
 /// Releases a holder (counting it out first: its delete is what lets the next one in).

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use shepherd_client::Client;
 use shepherd_recipes::{AnyGuard, Guard, LostReason};
 use shepherd_server::core::Core;
-use shepherd_server::{Fault, ServerHandle};
+use shepherd_server::{Fault, Server};
 
 use crate::checks::{Holders, all_clear, fired, fired_once, not_lost};
 use crate::contenders::{Task, connect, contender, expire_now, in_time, release, take};
@@ -18,7 +18,7 @@ use crate::hits::{step_rule, waiting};
 use crate::table::{BASE, FaultKind, LockRow, Shape, Step};
 
 pub async fn holder_case(
-    server: &ServerHandle,
+    server: &Server,
     row: &LockRow,
     step: Step,
     fault: FaultKind,
@@ -28,10 +28,12 @@ pub async fn holder_case(
     let a = connect(server).await?;
     let b = connect(server).await?;
     let (a_sid, b_sid) = (a.session_id(), b.session_id());
-    let first_conn = server.session(a_sid).and_then(|s| s.conn);
+    let first_conn = server.controls().session(a_sid).and_then(|s| s.conn);
     // The guard monitor's exists watch is sent as the lock is granted: arm before acquiring.
     let monitor_rule = (step == Step::Hold && fault == FaultKind::LostReply).then(|| {
-        server.add_fault(step_rule(row.shape, Step::Hold, Fault::ApplyThenDrop, "").session(a_sid))
+        server
+            .controls()
+            .add_fault(step_rule(row.shape, Step::Hold, Fault::ApplyThenDrop, "").session(a_sid))
     });
     let a_held = in_time("A to take the free lock", take(row.kind, a.clone()))
         .await?
@@ -64,6 +66,7 @@ pub async fn holder_case(
             match monitor_rule {
                 Some(id) => fired(server, id, "A's guard monitor exists").await?,
                 None => server
+                    .controls()
                     .close_connection(a_sid)
                     .map_err(|e| format!("close_connection: {e}"))?,
             }
@@ -104,7 +107,7 @@ pub async fn holder_case(
         }
         (Step::Delete, _) => {
             let rule = step_rule(row.shape, Step::Delete, fault.server_fault(), "").session(a_sid);
-            let id = server.add_fault(rule);
+            let id = server.controls().add_fault(rule);
             not_lost(&a_held, "A")?;
             holders.leave();
             let mut releasing = Task(tokio::spawn(a_held.release()));
@@ -131,7 +134,7 @@ pub async fn holder_case(
 /// before, and B's watch still registered on A's node shows that B was not woken (a watch fires
 /// once, and is gone from the server when it does).
 async fn settled(
-    server: &ServerHandle,
+    server: &Server,
     a: &Client,
     b: &Client,
     row: &LockRow,

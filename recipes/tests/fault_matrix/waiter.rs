@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use shepherd_recipes::{Error as RecipeError, Guard, LostReason};
-use shepherd_server::ServerHandle;
+use shepherd_server::Server;
 
 use crate::checks::{Holders, all_clear, fired, fired_once};
 use crate::contenders::{connect, contender, expire_now, in_time, release, take};
@@ -16,7 +16,7 @@ use crate::table::{FaultKind, LockRow, Step};
 
 /// Acquire steps: A holds the rival kind; B, of this row's kind, is faulted while it queues.
 pub async fn waiter_case(
-    server: &ServerHandle,
+    server: &Server,
     row: &LockRow,
     step: Step,
     fault: FaultKind,
@@ -47,11 +47,11 @@ pub async fn waiter_case(
             server.wait_for(|core| waiting(core, b_sid, row.waits_on, &blocker)),
         )
         .await?;
-        let id = server.add_fault(rule);
+        let id = server.controls().add_fault(rule);
         release(&holders, a_held.take().expect("held"), "A").await?;
         (b_task, id)
     } else {
-        let id = server.add_fault(rule);
+        let id = server.controls().add_fault(rule);
         (contender(row.kind, b.clone(), holders.clone(), "B"), id)
     };
     fired(server, fault_id, &what).await?;

@@ -3,7 +3,7 @@
 //! shared state, and spawns the accept and tick loops.
 //!
 //! The caller owns the listener and the shutdown token if it wants to: a listener it bound is
-//! served as given, and cancelling its token stops the server as [`ServerHandle::shutdown`]
+//! served as given, and cancelling its token stops the server as [`Server::shutdown`]
 //! does. Every task is tracked, so shutdown can wait for all of them.
 
 use std::io;
@@ -21,18 +21,14 @@ use crate::core::Core;
 use crate::shell::durable::lifecycle;
 use crate::shell::durable::recovery::recover_and_snapshot;
 use crate::shell::durable::store::Durable;
+use crate::shell::ensemble::bind;
 use crate::shell::ensemble::member::Members;
-use crate::shell::ensemble::{bind, control};
-use crate::shell::handle::ServerHandle;
+use crate::shell::handle::{self, Server};
 #[cfg(feature = "http")]
 use crate::shell::http;
 use crate::shell::state::clock::{self, Clock};
 use crate::shell::state::shared::Shared;
 use crate::shell::state::{sweeper, ticker};
-
-/// Entry point for building and starting a server.
-#[derive(Debug)]
-pub struct Server;
 
 impl Server {
     /// A builder with ZooKeeper's defaults, listening on 127.0.0.1 and a free port.
@@ -107,7 +103,7 @@ impl ServerBuilder {
     /// Each member's `srvr`, `stat` and `mntr` report `Mode: leader` or `follower`
     /// (`standalone` with one member), and `/zookeeper/config` lists the members in
     /// ZooKeeper's dynamic-config form. See docs/ensemble.md and the member controls of
-    /// [`ServerHandle`] ([`ServerHandle::stop_member`] and the rest).
+    /// [`Server::members`] ([`Members::stop`](crate::Members::stop) and the rest).
     pub fn members(mut self, n: usize) -> Self {
         self.members = n.clamp(1, MAX_MEMBERS);
         self
@@ -257,14 +253,14 @@ impl ServerBuilder {
     }
 
     /// Serve ZooKeeper's AdminServer (`/commands`, `/commands/<name>`) on `addr`; port 0 picks
-    /// a free one, which [`ServerHandle::admin_addr`] then tells. Off by default.
+    /// a free one, which [`Server::admin_addr`] then tells. Off by default.
     pub fn admin_server(mut self, addr: SocketAddr) -> Self {
         self.config.admin_server = Some(addr);
         self
     }
 
     /// Serve Prometheus `/metrics` on `addr`; port 0 picks a free one, which
-    /// [`ServerHandle::metrics_addr`] then tells. The same non-zero address as
+    /// [`Server::metrics_addr`] then tells. The same non-zero address as
     /// [`ServerBuilder::admin_server`] shares its listener. Off by default.
     pub fn metrics_server(mut self, addr: SocketAddr) -> Self {
         self.config.metrics_server = Some(addr);
@@ -272,10 +268,10 @@ impl ServerBuilder {
     }
 
     /// Serve the test controls (docs/test-controls.md): JSON endpoints over HTTP for what this
-    /// server's [`ServerHandle`] can do (expire a session, cut or freeze a connection, fault
+    /// server's [`Server::controls`] can do (expire a session, cut or freeze a connection, fault
     /// rules, inspection), for tests in any language. `addr` must be loopback; port 0 picks a
-    /// free one. [`ServerHandle::test_controls_addr`] and
-    /// [`ServerHandle::test_controls_token`] tell where, and the token every call needs. Off by
+    /// free one. [`Controls::http_addr`](crate::Controls::http_addr) and
+    /// [`Controls::http_token`](crate::Controls::http_token) tell where, and the token every call needs. Off by
     /// default; never for a server others depend on.
     pub fn test_controls(mut self, addr: SocketAddr) -> Self {
         self.test_controls = Some(addr);
@@ -292,7 +288,7 @@ impl ServerBuilder {
     }
 
     /// Serves TLS with this certificate and key (docs/security.md, "TLS"): on a secure port
-    /// beside the plain one ([`ServerHandle::secure_addr`]), or only there
+    /// beside the plain one ([`Server::secure_addr`]), or only there
     /// ([`ServerTls::secure_only`]); client certificates are checked against the given CA and
     /// give `x509:<subject>` identities. Wins over `zoo.cfg`'s key and trust stores.
     ///
@@ -314,7 +310,7 @@ impl ServerBuilder {
         self
     }
 
-    /// A token the caller cancels to stop the server; [`ServerHandle::shutdown`] cancels it
+    /// A token the caller cancels to stop the server; [`Server::shutdown`] cancels it
     /// too.
     pub fn shutdown_token(mut self, token: CancellationToken) -> Self {
         self.shutdown = Some(token);
@@ -336,7 +332,7 @@ impl ServerBuilder {
     /// that could not be created, read or written; `InvalidInput` for an unreadable or
     /// malformed JAAS file, one without its `Server` section, or an `enforce.auth` scheme
     /// with no provider.
-    pub async fn start(mut self) -> io::Result<ServerHandle> {
+    pub async fn start(mut self) -> io::Result<Server> {
         let secure = crate::shell::net::tls::prepare(&self.config)?;
         let tls = &self.config.tls;
         let mut secure_listener = None;
@@ -417,9 +413,9 @@ impl ServerBuilder {
         lifecycle::start(&shared, recovered_zxid)?;
         let tracker = TaskTracker::new();
         for (id, listener) in (1..).zip(listeners) {
-            control::serve(&shared, &tracker, id, listener)?;
+            handle::serve(&shared, &tracker, id, listener)?;
         }
-        control::elect(&shared);
+        handle::elect(&shared);
         let mut secure_addr = None;
         if let Some((listener, secure)) = secure_listener {
             secure_addr = Some(listener.local_addr()?);
@@ -438,7 +434,7 @@ impl ServerBuilder {
         if shared.durable.is_some() {
             tracker.spawn(lifecycle::purge_loop(shared.clone(), shutdown.clone()));
         }
-        let mut handle = ServerHandle::new(shared, addrs, shutdown, tracker);
+        let mut handle = Server::new(shared, addrs, shutdown, tracker);
         handle.secure_addr = secure_addr;
         #[cfg(feature = "http")]
         http_listeners.serve(&mut handle, self.open_commands)?;

@@ -25,14 +25,15 @@
 //!   the disk backlog; it depends on nothing else of the shell but the connection counters;
 //! * `state/`: what every task holds (`shared.rs`), the clock, the traffic counters, the
 //!   ticker and the sweeper;
-//! * `durable/`: with a data directory, the log thread, snapshots, recovery, the lifecycle that
-//!   ties them to the shared state, and restart;
+//! * `durable/`: with a data directory, the log thread, snapshots, recovery, and the lifecycle
+//!   that ties them to the shared state;
 //! * `net/`: listeners, connections and TLS;
-//! * `controls/`: fault rules, frozen sessions and the handle's test controls;
-//! * `ensemble/`: an in-process ensemble's member endpoints and their controls;
+//! * `controls/`: fault rules and frozen sessions;
+//! * `ensemble/`: an in-process ensemble's member endpoints and their leadership;
 //! * `observe/`: the four-letter words and the reports behind them; `http/` serves them with
 //!   the AdminServer, `/metrics` and the HTTP test controls;
-//! * on top, [`builder`] starts a server and [`handle`] is what its owner holds.
+//! * on top, [`builder`] starts a server and [`handle`] is what its owner holds: the running
+//!   [`Server`] and its two faces, [`Controls`] and [`Members`].
 
 mod builder;
 mod controls;
@@ -48,9 +49,8 @@ mod state;
 
 pub use net::tls;
 
-pub use builder::{MAX_MEMBERS, Server, ServerBuilder};
+pub use builder::{MAX_MEMBERS, ServerBuilder};
 pub use controls::faults::{Fault, FaultId, FaultRule, FaultTimes, StaleReads};
-pub use controls::methods::ControlError;
 pub use ensemble::member::MemberState;
-pub use handle::ServerHandle;
+pub use handle::{ControlError, Controls, Members, Server};
 pub use state::stats::{ConnStats, ServerStats};

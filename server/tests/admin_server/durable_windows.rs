@@ -49,12 +49,12 @@ async fn windows_on_the_core_answer_only_once_what_they_show_is_on_disk() {
 
     let mut peer = Peer::tcp(&addr).await;
     peer.handshake(&hello()).await.expect("a session");
-    assert!(server.freeze_log());
+    assert!(server.controls().freeze_log());
     peer.send(&create("/held", b"v", CreateMode::Persistent))
         .await;
     within(
         "the create applied",
-        server.wait_for(|_| server.held_for_disk() >= 1),
+        server.wait_for(|_| server.controls().held_for_disk() >= 1),
     )
     .await;
 
@@ -78,7 +78,7 @@ async fn windows_on_the_core_answer_only_once_what_they_show_is_on_disk() {
         assert!(!done, "{name} answered before the disk had what it shows");
     }
 
-    assert!(server.thaw_log());
+    assert!(server.controls().thaw_log());
     let mntr = within("mntr after the thaw", mntr).await.unwrap();
     assert_eq!(figure(&mntr, "zk_znode_count"), Some(before + 1), "{mntr}");
     let cons = within("cons after the thaw", cons).await.unwrap();

@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 
 use serde_json::Value;
 use shepherd_client::{Client, CreateOptions, OneshotWatcher};
-use shepherd_server::{Server, ServerHandle};
+use shepherd_server::Server;
 
 /// Port 0 on loopback.
 fn any_port() -> SocketAddr {
@@ -22,7 +22,7 @@ fn any_port() -> SocketAddr {
 }
 
 /// A server with its AdminServer on a free port.
-async fn server() -> ServerHandle {
+async fn server() -> Server {
     Server::builder()
         .admin_server(any_port())
         .start()
@@ -32,7 +32,7 @@ async fn server() -> ServerHandle {
 
 /// The state the `zk38/` answers were taken in: one session with an ephemeral under `/p1`
 /// and data, child and exists watches on two paths. The watchers must stay alive.
-async fn seeded(server: &ServerHandle) -> (Client, Vec<OneshotWatcher>) {
+async fn seeded(server: &Server) -> (Client, Vec<OneshotWatcher>) {
     let client = Client::connect(&server.connect_string())
         .await
         .expect("client connects");

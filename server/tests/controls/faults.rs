@@ -19,7 +19,7 @@ async fn apply_then_drop_is_the_lost_create() {
     c.create("/locks", b"", &CreateOptions::persistent())
         .await
         .unwrap();
-    let rule = server.add_fault(
+    let rule = server.controls().add_fault(
         FaultRule::new(Fault::ApplyThenDrop)
             .opcode(OpCode::Create)
             .path_prefix("/locks")
@@ -27,8 +27,8 @@ async fn apply_then_drop_is_the_lost_create() {
     );
     let lost = c.create("/locks/a", b"", &CreateOptions::ephemeral()).await;
     assert!(matches!(lost, Err(Error::ConnectionLoss)), "{lost:?}");
-    assert!(within("the rule", server.fault_fired(rule)).await);
-    assert_eq!(server.fault_fire_count(rule), Some(1));
+    assert!(within("the rule", server.controls().fault_fired(rule)).await);
+    assert_eq!(server.controls().fault_fire_count(rule), Some(1));
     // Applied, in the same session: the client finds it once reconnected.
     assert!(exists_in(&server, "/locks/a"));
     wait_state(&mut c.status_watch(), SessionState::Connected).await;
@@ -38,34 +38,34 @@ async fn apply_then_drop_is_the_lost_create() {
     c.create("/locks/b", b"", &CreateOptions::persistent())
         .await
         .unwrap();
-    assert!(server.remove_fault(rule));
-    assert!(!server.fault_fired(rule).await);
+    assert!(server.controls().remove_fault(rule));
+    assert!(!server.controls().fault_fired(rule).await);
 }
 
 #[tokio::test]
 async fn drop_before_apply_closes_without_applying() {
     let server = server().await;
     let mut raw = raw(&server, 30_000).await;
-    let rule = server.add_fault(
+    let rule = server.controls().add_fault(
         FaultRule::new(Fault::DropBeforeApply)
             .session(raw.session_id())
             .path_prefix("/x"),
     );
-    let zxid = server.last_zxid();
+    let zxid = server.controls().last_zxid();
     raw.send(&create("/x", b"d", CreateMode::Persistent)).await;
     assert!(raw.next().await.is_none(), "closed, no reply");
-    assert!(server.fault_fired(rule).await);
+    assert!(server.controls().fault_fired(rule).await);
     assert!(!exists_in(&server, "/x"));
-    assert_eq!(server.last_zxid(), zxid);
+    assert_eq!(server.controls().last_zxid(), zxid);
     // The session lives on.
-    assert!(server.session(raw.session_id()).is_some());
+    assert!(server.controls().session(raw.session_id()).is_some());
 }
 
 #[tokio::test]
 async fn a_multi_matches_by_any_sub_op_path() {
     let server = server().await;
     let c = connect(&server.connect_string()).await;
-    server.add_fault(
+    server.controls().add_fault(
         FaultRule::new(Fault::Reject(ErrorCode::SystemError))
             .opcode(OpCode::Multi)
             .path_prefix("/m/"),
@@ -91,23 +91,24 @@ async fn reject_answers_the_code_with_the_current_zxid_and_applies_nothing() {
     let server = server().await;
     let mut raw = raw(&server, 30_000).await;
     raw.call(&create("/r", b"d", CreateMode::Persistent)).await;
-    let rule = server.add_fault(
+    let rule = server.controls().add_fault(
         FaultRule::new(Fault::Reject(ErrorCode::BadVersion))
             .opcode(OpCode::SetData)
             .always(),
     );
-    let zxid = server.last_zxid();
+    let zxid = server.controls().last_zxid();
     for _ in 0..2 {
         let reply = raw.call(&set_data("/r", b"new")).await;
         assert!(matches!(reply, Reply::Err(_)));
         assert_eq!(reply_header(&reply).err, i32::from(ErrorCode::BadVersion));
         assert_eq!(reply_header(&reply).zxid, zxid);
     }
-    assert_eq!(server.last_zxid(), zxid);
-    assert_eq!(server.fault_fire_count(rule), Some(2));
+    assert_eq!(server.controls().last_zxid(), zxid);
+    assert_eq!(server.controls().fault_fire_count(rule), Some(2));
     // Pings do not match a rule without an opcode filter; other opcodes do not match this one.
     assert!(matches!(raw.call(&get_data("/r")).await, Reply::Ok(..)));
     let stat = server
+        .controls()
         .dump_tree()
         .into_iter()
         .find(|n| n.path == "/r")
@@ -123,7 +124,7 @@ async fn a_delayed_reply_holds_later_frames_behind_it_but_not_later_requests() {
     slow.call(&create("/d", b"d", CreateMode::Persistent)).await;
     watcher.call(&exists("/d2", true)).await;
     let delay = Duration::from_millis(400);
-    server.add_fault(
+    server.controls().add_fault(
         FaultRule::new(Fault::Delay(delay))
             .session(slow.session_id())
             .opcode(OpCode::GetData),

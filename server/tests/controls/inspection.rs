@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use shepherd_client::CreateOptions;
 use shepherd_protocol::{CreateMode, FourLetterWord};
-use shepherd_server::{ControlError, Server, ServerHandle};
+use shepherd_server::{ControlError, Server};
 use shepherd_testkit::{Peer, connect, create, reply_header, within};
 
 use crate::server;
@@ -17,14 +17,17 @@ async fn the_sequence_counter_wraps_past_i32_max() {
     c.create("/seq", b"", &CreateOptions::persistent())
         .await
         .unwrap();
-    server.set_sequence_counter("/seq", i32::MAX).unwrap();
+    server
+        .controls()
+        .set_sequence_counter("/seq", i32::MAX)
+        .unwrap();
     let sequential = CreateOptions::new(CreateMode::PersistentSequential);
     let (a, _) = c.create("/seq/n-", b"", &sequential).await.unwrap();
     let (b, _) = c.create("/seq/n-", b"", &sequential).await.unwrap();
     assert_eq!(a, "/seq/n-2147483647");
     assert_eq!(b, "/seq/n--2147483648");
     assert_eq!(
-        server.set_sequence_counter("/nope", 1),
+        server.controls().set_sequence_counter("/nope", 1),
         Err(ControlError::NoNode("/nope".into()))
     );
 }
@@ -38,19 +41,20 @@ async fn initial_zxid_and_set_last_zxid_govern_which_clients_may_connect() {
             .await
             .is_some()
     );
-    assert_eq!(server.last_zxid(), 1_001);
+    assert_eq!(server.controls().last_zxid(), 1_001);
     assert!(
         Peer::session(server.local_addr(), 30_000, 2_000)
             .await
             .is_none()
     );
-    server.set_last_zxid(5_000);
+    server.controls().set_last_zxid(5_000);
     let mut raw = Peer::session(server.local_addr(), 30_000, 2_000)
         .await
         .unwrap();
     let reply = raw.call(&create("/z", b"d", CreateMode::Persistent)).await;
     assert_eq!(reply_header(&reply).zxid, 5_002);
     let node = server
+        .controls()
         .dump_tree()
         .into_iter()
         .find(|n| n.path == "/z")
@@ -60,8 +64,9 @@ async fn initial_zxid_and_set_last_zxid_govern_which_clients_may_connect() {
 
 // ---- Notification accounting ----
 
-fn mntr(server: &ServerHandle) -> HashMap<String, String> {
+fn mntr(server: &Server) -> HashMap<String, String> {
     server
+        .controls()
         .four_letter_word(FourLetterWord::Mntr)
         .lines()
         .filter_map(|l| l.split_once('\t'))
@@ -89,7 +94,7 @@ async fn notification_counts_and_mntr_watch_summaries() {
         .unwrap();
     within("b's NodeCreated", wc).await.unwrap();
 
-    let counts = server.notification_counts();
+    let counts = server.controls().notification_counts();
     assert_eq!(counts.node_data_changed, 2);
     assert_eq!(counts.node_created, 1);
     assert_eq!(counts.node_children_changed, 1);

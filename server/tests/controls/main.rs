@@ -1,4 +1,4 @@
-//! The test controls of `ServerHandle`, through real sockets: the shepherd-client crate where a
+//! The test controls of `Server`, through real sockets: the shepherd-client crate where a
 //! client's view matters, a raw peer where exact bytes and ordering do.
 //!
 //! One module per kind of control: sessions and connections (expire, close, freeze), fault
@@ -12,11 +12,11 @@ mod inspection;
 mod sessions;
 mod virtual_time;
 
-use shepherd_server::{Server, ServerHandle};
+use shepherd_server::Server;
 use shepherd_testkit::Peer;
 
 /// A server with every four-letter word and TTL nodes (off by default, as on ZooKeeper).
-async fn server() -> ServerHandle {
+async fn server() -> Server {
     Server::builder()
         .all_four_letter_words()
         .extended_types(true)
@@ -26,12 +26,12 @@ async fn server() -> ServerHandle {
 }
 
 /// A session spoken to with hand-built frames: it never pings unless told to.
-async fn raw(server: &ServerHandle, timeout_ms: i32) -> Peer {
+async fn raw(server: &Server, timeout_ms: i32) -> Peer {
     Peer::session(server.local_addr(), timeout_ms, 0)
         .await
         .expect("a session")
 }
 
-fn exists_in(server: &ServerHandle, path: &str) -> bool {
-    server.dump_tree().iter().any(|n| n.path == path)
+fn exists_in(server: &Server, path: &str) -> bool {
+    server.controls().dump_tree().iter().any(|n| n.path == path)
 }

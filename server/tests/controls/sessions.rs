@@ -22,13 +22,16 @@ async fn expire_session_deletes_ephemerals_fires_watches_and_the_client_sees_exp
         .await
         .unwrap();
     let (_, gone) = observer.exists_w("/eph").await.unwrap();
-    let session = server.session(doomed.session_id()).expect("listed");
+    let session = server
+        .controls()
+        .session(doomed.session_id())
+        .expect("listed");
     assert_eq!(session.ephemerals, ["/eph"]);
 
-    server.expire_session(doomed.session_id());
+    server.controls().expire_session(doomed.session_id());
 
     // Synchronous: the core state has changed when it returns.
-    assert!(server.session(doomed.session_id()).is_none());
+    assert!(server.controls().session(doomed.session_id()).is_none());
     assert!(!exists_in(&server, "/eph"));
     let event = within("NodeDeleted", gone).await.unwrap();
     assert_eq!(event.event_type, EventType::NodeDeleted);
@@ -49,7 +52,7 @@ async fn sessions_list_ephemerals_and_watches() {
         .unwrap();
     let (_, _, _watch) = c.get_data_w("/e").await.unwrap();
     let _children = c.get_children_w("/").await.unwrap();
-    let info = server.session(c.session_id()).unwrap();
+    let info = server.controls().session(c.session_id()).unwrap();
     assert_eq!(info.ephemerals, ["/e"]);
     let watches: Vec<_> = info
         .watches
@@ -60,7 +63,7 @@ async fn sessions_list_ephemerals_and_watches() {
         watches,
         [("/", "Child".to_string()), ("/e", "Data".to_string())]
     );
-    let all = server.dump_watches();
+    let all = server.controls().dump_watches();
     assert_eq!(all.len(), 2);
     assert!(all.iter().all(|w| w.session == Some(c.session_id())));
 }
@@ -73,10 +76,10 @@ async fn close_connection_keeps_the_session_and_the_client_resumes() {
         .await
         .unwrap();
     let (_, watch) = c.exists_w("/kept").await.unwrap();
-    let first_conn = server.session(c.session_id()).unwrap().conn;
+    let first_conn = server.controls().session(c.session_id()).unwrap().conn;
     let mut status = c.status_watch();
 
-    server.close_connection(c.session_id()).unwrap();
+    server.controls().close_connection(c.session_id()).unwrap();
 
     within(
         "disconnect",
@@ -97,7 +100,7 @@ async fn close_connection_keeps_the_session_and_the_client_resumes() {
             .await
     })
     .await;
-    assert_ne!(server.session(id).unwrap().conn, first_conn);
+    assert_ne!(server.controls().session(id).unwrap().conn, first_conn);
     assert!(exists_in(&server, "/kept"));
     let other = connect(&server.connect_string()).await;
     other.delete("/kept", None).await.unwrap();
@@ -109,7 +112,7 @@ async fn close_connection_keeps_the_session_and_the_client_resumes() {
         EventType::NodeDeleted
     );
     assert_eq!(
-        server.close_connection(0x1234),
+        server.controls().close_connection(0x1234),
         Err(ControlError::UnknownSession(0x1234))
     );
 }
@@ -127,15 +130,18 @@ async fn a_frozen_session_gets_nothing_until_thawed_then_everything_in_order() {
         Reply::Ok(..)
     ));
 
-    server.freeze_session(frozen.session_id()).unwrap();
+    server
+        .controls()
+        .freeze_session(frozen.session_id())
+        .unwrap();
     // A notification is queued for it, then it sends a ping and a read.
     other.call(&set_data("/f", b"2")).await;
     frozen.send(&Request::Ping).await;
     let read = frozen.send(&get_data("/f")).await;
     assert!(frozen.silent_for(Duration::from_millis(300)).await);
-    let zxid = server.last_zxid();
+    let zxid = server.controls().last_zxid();
 
-    assert!(server.thaw_session(frozen.session_id()));
+    assert!(server.controls().thaw_session(frozen.session_id()));
     match frozen.next().await.unwrap() {
         Reply::Event(_, e) => assert_eq!(
             (e.event_type, e.path.as_str()),
@@ -147,9 +153,9 @@ async fn a_frozen_session_gets_nothing_until_thawed_then_everything_in_order() {
     let reply = frozen.next().await.unwrap();
     assert_eq!(reply_header(&reply).xid, read);
     assert_eq!(reply_header(&reply).zxid, zxid);
-    assert!(!server.thaw_session(frozen.session_id()));
+    assert!(!server.controls().thaw_session(frozen.session_id()));
     assert_eq!(
-        server.freeze_session(0x77),
+        server.controls().freeze_session(0x77),
         Err(ControlError::UnknownSession(0x77))
     );
 }
@@ -162,11 +168,11 @@ async fn a_frozen_client_reconnect_is_held_too_and_resumes_after_thaw() {
         .connect(&server.connect_string())
         .await
         .unwrap();
-    server.freeze_session(c.session_id()).unwrap();
+    server.controls().freeze_session(c.session_id()).unwrap();
     // No ping answers: the client gives up on the connection (after 2/3 of its timeout),
     // and its reconnect is held as well.
     wait_state(&mut c.status_watch(), SessionState::Disconnected).await;
-    assert!(server.thaw_session(c.session_id()));
+    assert!(server.controls().thaw_session(c.session_id()));
     wait_state(&mut c.status_watch(), SessionState::Connected).await;
     within("a request after thaw", c.exists("/")).await.unwrap();
 }

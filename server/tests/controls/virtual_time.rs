@@ -46,7 +46,7 @@ async fn virtual_time_expires_a_silent_session_in_no_wall_time() {
         wall.elapsed()
     );
     assert!(!exists_in(&server, "/eph"));
-    assert!(server.session(watcher.session_id()).is_some());
+    assert!(server.controls().session(watcher.session_id()).is_some());
     // Closed without a reply.
     assert!(silent.next().await.is_none());
 }
@@ -60,7 +60,10 @@ async fn a_frozen_session_expires_on_its_timeout_and_learns_it_at_the_thaw() {
     frozen
         .call(&create("/p", b"d", CreateMode::Ephemeral))
         .await;
-    server.freeze_session(frozen.session_id()).unwrap();
+    server
+        .controls()
+        .freeze_session(frozen.session_id())
+        .unwrap();
     // Its pings go unread.
     frozen.send(&Request::Ping).await;
     tokio::time::advance(Duration::from_secs(33)).await;
@@ -71,7 +74,7 @@ async fn a_frozen_session_expires_on_its_timeout_and_learns_it_at_the_thaw() {
     )
     .await;
     assert!(!exists_in(&server, "/p"));
-    assert!(server.thaw_session(id));
+    assert!(server.controls().thaw_session(id));
     assert!(frozen.next().await.is_none(), "closed, no reply");
 }
 

@@ -24,7 +24,11 @@ async fn acknowledged_writes_and_sessions_survive_a_restart() {
 
     within("the restart", server.restart()).await.unwrap();
     assert!(peer.closed().await, "the old connection is dropped");
-    assert_eq!(server.last_zxid(), last, "the zxid continues from the disk");
+    assert_eq!(
+        server.controls().last_zxid(),
+        last,
+        "the zxid continues from the disk"
+    );
     assert!((0..20).all(|i| exists_in(&server, &format!("/n{i}"))));
 
     let (mut resumed, timeout) = resume(&server, id, &passwd, last).await;
@@ -32,7 +36,7 @@ async fn acknowledged_writes_and_sessions_survive_a_restart() {
         timeout > 0,
         "the session is resumed with its id and password"
     );
-    assert_eq!(server.session(id).unwrap().ephemerals, ["/mine"]);
+    assert_eq!(server.controls().session(id).unwrap().ephemerals, ["/mine"]);
     let next = create_node(&mut resumed, "/after", CreateMode::Persistent).await;
     assert_eq!(next, last + 1, "the zxid continues, never repeats");
     server.shutdown().await;
@@ -53,7 +57,7 @@ async fn a_new_server_on_the_same_directory_recovers_it() {
 
     let server = builder().data_dir(dir.path()).start().await.unwrap();
     assert!(exists_in(&server, "/kept"));
-    assert_eq!(server.last_zxid(), last);
+    assert_eq!(server.controls().last_zxid(), last);
     server.shutdown().await;
 }
 
@@ -72,7 +76,7 @@ async fn recovery_across_snapshots_and_rolled_logs() {
     for i in 0..60 {
         create_node(&mut peer, &format!("/s{i}"), CreateMode::Persistent).await;
     }
-    let before = server.dump_tree();
+    let before = server.controls().dump_tree();
     within("the restart", server.restart()).await.unwrap();
     let snapshots = std::fs::read_dir(dir.path().join("version-2"))
         .unwrap()
@@ -82,7 +86,7 @@ async fn recovery_across_snapshots_and_rolled_logs() {
         })
         .count();
     assert!(snapshots >= 2, "{snapshots} snapshots");
-    let after = server.dump_tree();
+    let after = server.controls().dump_tree();
     let paths = |tree: &[shepherd_server::core::NodeInfo]| -> Vec<String> {
         tree.iter().map(|n| n.path.clone()).collect()
     };
@@ -106,7 +110,10 @@ async fn a_session_not_resumed_expires_after_the_restart() {
     within("the restart", server.restart()).await.unwrap();
     tokio::time::pause();
     tokio::time::advance(Duration::from_secs(8)).await;
-    assert!(server.session(id).is_some(), "alive within its timeout");
+    assert!(
+        server.controls().session(id).is_some(),
+        "alive within its timeout"
+    );
     tokio::time::advance(Duration::from_secs(5)).await;
     within(
         "the expiry",
@@ -145,7 +152,7 @@ async fn a_log_write_error_acknowledges_nothing_more_and_closes_everything() {
     let (mut bystander, _) = session(&server, 10_000).await;
     create_node(&mut writer, "/acked", CreateMode::Persistent).await;
 
-    assert!(server.fail_log());
+    assert!(server.controls().fail_log());
     writer
         .send(&create("/lost", b"d", CreateMode::Persistent))
         .await;
@@ -289,7 +296,7 @@ async fn logs_without_their_snapshot_are_refused_and_left_as_they_were() {
         .start()
         .await
         .unwrap();
-    assert!(server.last_zxid() > 0);
+    assert!(server.controls().last_zxid() > 0);
     server.shutdown().await;
 }
 

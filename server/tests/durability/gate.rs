@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use shepherd_protocol::{CreateMode, EventType, Reply};
-use shepherd_server::ServerHandle;
+use shepherd_server::Server;
 use shepherd_testkit::{create, exists, get_data, reply_header, set_data, within};
 
 use crate::{builder, exists_in, session};
@@ -21,8 +21,8 @@ async fn a_reply_an_event_and_a_read_wait_for_the_disk() {
     let (mut watcher, _) = session(&server, 10_000).await;
     watcher.call(&exists("/x", true)).await;
 
-    assert!(server.freeze_log());
-    let durable = server.durable_zxid().unwrap();
+    assert!(server.controls().freeze_log());
+    let durable = server.controls().durable_zxid().unwrap();
     writer
         .send(&create("/x", b"v", CreateMode::Persistent))
         .await;
@@ -31,13 +31,13 @@ async fn a_reply_an_event_and_a_read_wait_for_the_disk() {
     // from the predicate, with the core locked: the gate's lock comes after the core's.)
     within(
         "the create applied",
-        server.wait_for(|_| server.held_for_disk() >= 2),
+        server.wait_for(|_| server.controls().held_for_disk() >= 2),
     )
     .await;
     watcher.send(&get_data("/x")).await;
     within(
         "the read held",
-        server.wait_for(|_| server.held_for_disk() >= 3),
+        server.wait_for(|_| server.controls().held_for_disk() >= 3),
     )
     .await;
     assert!(exists_in(&server, "/x"), "applied in memory");
@@ -49,20 +49,20 @@ async fn a_reply_an_event_and_a_read_wait_for_the_disk() {
         watcher.silent_for(QUIET).await,
         "no event, no read before the disk has it"
     );
-    assert_eq!(server.durable_zxid(), Some(durable));
+    assert_eq!(server.controls().durable_zxid(), Some(durable));
 
-    assert!(server.thaw_log());
+    assert!(server.controls().thaw_log());
     let reply = writer.next().await.expect("the reply once on disk");
     assert!(matches!(reply, Reply::Ok(..)), "{reply:?}");
     let zxid = reply_header(&reply).zxid;
-    assert!(server.durable_zxid().unwrap() >= zxid);
+    assert!(server.controls().durable_zxid().unwrap() >= zxid);
     match watcher.next().await.expect("the event") {
         Reply::Event(_, event) => assert_eq!(event.event_type, EventType::NodeCreated),
         other => panic!("the event comes first: {other:?}"),
     }
     let read = watcher.next().await.expect("the read");
     assert!(matches!(read, Reply::Ok(..)), "{read:?}");
-    assert_eq!(server.held_for_disk(), 0);
+    assert_eq!(server.controls().held_for_disk(), 0);
     server.shutdown().await;
 }
 
@@ -70,17 +70,19 @@ async fn a_reply_an_event_and_a_read_wait_for_the_disk() {
 #[tokio::test]
 async fn in_memory_there_is_no_log_to_freeze() {
     let server = builder().start().await.unwrap();
-    assert!(!server.freeze_log());
-    assert_eq!(server.durable_zxid(), None);
+    assert!(!server.controls().freeze_log());
+    assert_eq!(server.controls().durable_zxid(), None);
     let (mut peer, _) = session(&server, 10_000).await;
     peer.call(&create("/y", b"", CreateMode::Persistent)).await;
-    assert_eq!(server.held_for_disk(), 0);
+    assert_eq!(server.controls().held_for_disk(), 0);
     server.shutdown().await;
 }
 
 /// The figure `mntr` gives for `zk_outstanding_requests`.
-fn outstanding(server: &ServerHandle) -> usize {
-    let mntr = server.four_letter_word(shepherd_protocol::FourLetterWord::Mntr);
+fn outstanding(server: &Server) -> usize {
+    let mntr = server
+        .controls()
+        .four_letter_word(shepherd_protocol::FourLetterWord::Mntr);
     mntr.lines()
         .find_map(|l| l.strip_prefix("zk_outstanding_requests\t"))
         .and_then(|n| n.trim().parse().ok())
@@ -112,7 +114,7 @@ async fn a_stalled_log_stops_reading_at_the_backlog_bound_and_drops_nothing() {
         Reply::Ok(..)
     ));
     assert_eq!(outstanding(&server), 0);
-    assert!(server.freeze_log());
+    assert!(server.controls().freeze_log());
     peer.send(&set_data("/big", &big)).await;
     for _ in 0..READS {
         peer.send(&get_data("/big")).await;
@@ -128,11 +130,11 @@ async fn a_stalled_log_stops_reading_at_the_backlog_bound_and_drops_nothing() {
     }
     assert!(held >= 40, "outstanding {held}: the reads were not held");
     assert!(
-        server.held_for_disk() < READS / 2 + 32,
+        server.controls().held_for_disk() < READS / 2 + 32,
         "{} held: reading did not stop at the bound",
-        server.held_for_disk()
+        server.controls().held_for_disk()
     );
-    assert!(server.thaw_log());
+    assert!(server.controls().thaw_log());
     for i in 0..=READS {
         let reply = within("a reply after the thaw", peer.next()).await;
         assert!(matches!(reply, Some(Reply::Ok(..))), "reply {i}: {reply:?}");
@@ -160,7 +162,7 @@ async fn replies_held_for_the_disk_count_against_the_connections_cap_from_the_st
             .await,
         Reply::Ok(..)
     ));
-    assert!(server.freeze_log());
+    assert!(server.controls().freeze_log());
     peer.send(&set_data("/big", &big)).await;
     for _ in 0..READS {
         peer.send(&get_data("/big")).await;
@@ -169,16 +171,16 @@ async fn replies_held_for_the_disk_count_against_the_connections_cap_from_the_st
     let most = (8 * shepherd_protocol::DEFAULT_MAX_BUFFER / 2) / NODE + 2;
     within(
         "the reads held",
-        server.wait_for(|_| server.held_for_disk() >= most - 1),
+        server.wait_for(|_| server.controls().held_for_disk() >= most - 1),
     )
     .await;
     assert!(peer.silent_for(QUIET).await, "nothing before the disk");
-    let held = server.held_for_disk();
+    let held = server.controls().held_for_disk();
     assert!(
         held <= most,
         "{held} held: reading did not stop at half the connection's limit"
     );
-    assert!(server.thaw_log());
+    assert!(server.controls().thaw_log());
     for i in 0..=READS {
         let reply = within("a reply after the thaw", peer.next()).await;
         assert!(matches!(reply, Some(Reply::Ok(..))), "reply {i}: {reply:?}");

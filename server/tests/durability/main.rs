@@ -1,4 +1,4 @@
-//! Durability and restarts, through real sockets: `ServerHandle::restart` in memory and with a
+//! Durability and restarts, through real sockets: `Server::restart` in memory and with a
 //! data directory, the durability gate (nothing observable before the disk has it), recovery
 //! of the tree, the sessions and the zxid, and the start-up errors of a data directory.
 //!
@@ -10,7 +10,7 @@ mod gate;
 mod memory;
 
 use shepherd_protocol::{ConnectRequest, CreateMode, Reply};
-use shepherd_server::{Server, ServerBuilder, ServerHandle};
+use shepherd_server::{Server, ServerBuilder};
 use shepherd_testkit::{Peer, create, hello, reply_header};
 use tokio::net::TcpStream;
 
@@ -20,7 +20,7 @@ fn builder() -> ServerBuilder {
 }
 
 /// A session of `timeout_ms` that never pings, and its password.
-async fn session(server: &ServerHandle, timeout_ms: i32) -> (Peer, Vec<u8>) {
+async fn session(server: &Server, timeout_ms: i32) -> (Peer, Vec<u8>) {
     let mut peer = Peer::tcp(server.local_addr()).await;
     let response = peer
         .handshake(&ConnectRequest {
@@ -34,12 +34,7 @@ async fn session(server: &ServerHandle, timeout_ms: i32) -> (Peer, Vec<u8>) {
 
 /// Reconnects to session `id` with `passwd`, having seen `last_zxid`: the peer, and the
 /// timeout the server answered with (0 when it says the session expired).
-async fn resume(
-    server: &ServerHandle,
-    id: i64,
-    passwd: &[u8],
-    last_zxid: i64,
-) -> (Peer<TcpStream>, i32) {
+async fn resume(server: &Server, id: i64, passwd: &[u8], last_zxid: i64) -> (Peer<TcpStream>, i32) {
     let mut peer = Peer::tcp(server.local_addr()).await;
     let response = peer
         .handshake(&ConnectRequest {
@@ -61,6 +56,6 @@ async fn create_node(peer: &mut Peer, path: &str, mode: CreateMode) -> i64 {
     reply_header(&reply).zxid
 }
 
-fn exists_in(server: &ServerHandle, path: &str) -> bool {
-    server.dump_tree().iter().any(|n| n.path == path)
+fn exists_in(server: &Server, path: &str) -> bool {
+    server.controls().dump_tree().iter().any(|n| n.path == path)
 }

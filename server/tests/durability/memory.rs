@@ -21,10 +21,10 @@ async fn a_fresh_servers_zxid_epoch_is_the_clock() {
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_secs() as i64;
-    let epoch = server.last_zxid() >> 32;
+    let epoch = server.controls().last_zxid() >> 32;
     assert!((before..=after).contains(&epoch), "epoch {epoch}");
     assert_eq!(
-        server.last_zxid() & 0xffff_ffff,
+        server.controls().last_zxid() & 0xffff_ffff,
         0,
         "the counter starts at 0"
     );
@@ -34,7 +34,7 @@ async fn a_fresh_servers_zxid_epoch_is_the_clock() {
     server.shutdown().await;
     // An explicit initial zxid wins.
     let server = builder().initial_zxid(7).start().await.unwrap();
-    assert_eq!(server.last_zxid(), 7);
+    assert_eq!(server.controls().last_zxid(), 7);
     server.shutdown().await;
 }
 
@@ -58,7 +58,11 @@ async fn an_in_memory_restart_keeps_the_tree_and_the_sessions() {
     assert!(timeout > 0, "the session is resumed, not expired");
     let next = create_node(&mut resumed, "/after", CreateMode::Persistent).await;
     assert_eq!(next, last + 1, "zxids go on");
-    let owned = server.session(id).expect("the session lives").ephemerals;
+    let owned = server
+        .controls()
+        .session(id)
+        .expect("the session lives")
+        .ephemerals;
     assert_eq!(owned, ["/mine"]);
     server.shutdown().await;
 }
@@ -76,7 +80,7 @@ async fn a_session_not_resumed_expires_a_timeout_after_the_restart() {
     within("the restart", server.restart()).await.unwrap();
     tokio::time::advance(Duration::from_secs(8)).await;
     assert!(
-        server.session(id).is_some(),
+        server.controls().session(id).is_some(),
         "alive 16 s after its last contact"
     );
     tokio::time::advance(Duration::from_secs(5)).await;

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use shepherd_client::{Client, CreateOptions, SessionState};
-use shepherd_server::{Server, ServerHandle};
+use shepherd_server::Server;
 use shepherd_testkit::within;
 use zookeeper_client as zk;
 
@@ -17,7 +17,7 @@ const EPHEMERAL: zk::CreateOptions<'static> =
 
 /// A shepherd-client session on `server`'s members, with an ephemeral `/e`; the member it is
 /// on.
-async fn shepherd_session(server: &ServerHandle) -> (Client, u64) {
+async fn shepherd_session(server: &Server) -> (Client, u64) {
     let client = within(
         "connect",
         Client::builder()
@@ -32,14 +32,15 @@ async fn shepherd_session(server: &ServerHandle) -> (Client, u64) {
         .await
         .unwrap();
     let member = server
-        .session_member(client.session_id())
+        .members()
+        .of_session(client.session_id())
         .expect("the session is on a member");
     (client, member)
 }
 
 /// Waits until `client` is connected to another member than `from`, and checks that the
 /// session and its ephemeral are intact there.
-async fn moved_off(server: &ServerHandle, client: &Client, from: u64) {
+async fn moved_off(server: &Server, client: &Client, from: u64) {
     let old = addr_of(server, from);
     let mut status = client.status_watch();
     let now = within(
@@ -50,7 +51,7 @@ async fn moved_off(server: &ServerHandle, client: &Client, from: u64) {
     .expect("the session lives")
     .clone();
     assert_eq!(now.session_id, client.session_id(), "the same session");
-    let to = server.session_member(client.session_id());
+    let to = server.members().of_session(client.session_id());
     assert!(
         to.is_some_and(|to| to != from),
         "on member {to:?} now, not {from}"
@@ -65,7 +66,7 @@ async fn moved_off(server: &ServerHandle, client: &Client, from: u64) {
 async fn shepherd_client_fails_over_when_its_member_stops() {
     let server = ensemble(3).await;
     let (client, from) = shepherd_session(&server).await;
-    server.stop_member(from).await.unwrap();
+    server.members().stop(from).await.unwrap();
     moved_off(&server, &client, from).await;
     client.close().await.unwrap();
     server.shutdown().await;
@@ -75,18 +76,18 @@ async fn shepherd_client_fails_over_when_its_member_stops() {
 async fn shepherd_client_fails_over_when_its_member_is_partitioned() {
     let server = ensemble(3).await;
     let (client, from) = shepherd_session(&server).await;
-    server.partition_member(from).unwrap();
+    server.members().partition(from).unwrap();
     // Past 2/3 of the 30 s timeout: the client hears nothing and moves on, well before the
     // session's own timeout.
     tokio::time::advance(Duration::from_secs(21)).await;
     moved_off(&server, &client, from).await;
-    server.heal_member(from).unwrap();
+    server.members().heal(from).unwrap();
     client.close().await.unwrap();
     server.shutdown().await;
 }
 
 /// A `zookeeper-client` session with an ephemeral `/z`; the member it is on.
-async fn zk_session(server: &ServerHandle) -> (zk::Client, u64) {
+async fn zk_session(server: &Server) -> (zk::Client, u64) {
     let client = within(
         "connect",
         zk::Client::connector()
@@ -97,7 +98,8 @@ async fn zk_session(server: &ServerHandle) -> (zk::Client, u64) {
     .expect("a session");
     client.create("/z", b"", &EPHEMERAL).await.unwrap();
     let member = server
-        .session_member(client.session_id().0)
+        .members()
+        .of_session(client.session_id().0)
         .expect("the session is on a member");
     (client, member)
 }
@@ -106,7 +108,7 @@ async fn zk_session(server: &ServerHandle) -> (zk::Client, u64) {
 /// its first change is the loss), then checks it is on another member with its session and
 /// ephemeral.
 async fn zk_moved_off(
-    server: &ServerHandle,
+    server: &Server,
     client: &zk::Client,
     mut states: zk::StateWatcher,
     from: u64,
@@ -119,7 +121,7 @@ async fn zk_moved_off(
         }
     }
     let id = client.session_id().0;
-    let to = server.session_member(id);
+    let to = server.members().of_session(id);
     assert!(
         to.is_some_and(|to| to != from),
         "on member {to:?} now, not {from}"
@@ -135,7 +137,7 @@ async fn zookeeper_client_fails_over_when_its_member_stops() {
     let server = ensemble(3).await;
     let (client, from) = zk_session(&server).await;
     let states = client.state_watcher();
-    server.stop_member(from).await.unwrap();
+    server.members().stop(from).await.unwrap();
     zk_moved_off(&server, &client, states, from).await;
     server.shutdown().await;
 }
@@ -160,10 +162,10 @@ async fn zookeeper_client_fails_over_when_its_member_is_partitioned() {
     .await
     .expect("a session");
     client.create("/z", b"", &EPHEMERAL).await.unwrap();
-    let from = server.session_member(client.session_id().0).unwrap();
+    let from = server.members().of_session(client.session_id().0).unwrap();
     let states = client.state_watcher();
-    server.partition_member(from).unwrap();
+    server.members().partition(from).unwrap();
     zk_moved_off(&server, &client, states, from).await;
-    server.heal_member(from).unwrap();
+    server.members().heal(from).unwrap();
     server.shutdown().await;
 }

@@ -13,10 +13,10 @@ mod failover;
 mod members;
 mod words;
 
-use shepherd_server::{Server, ServerHandle};
+use shepherd_server::Server;
 
 /// An ensemble of `n` members that answers every four-letter word.
-async fn ensemble(n: usize) -> ServerHandle {
+async fn ensemble(n: usize) -> Server {
     Server::builder()
         .members(n)
         .all_four_letter_words()
@@ -26,9 +26,10 @@ async fn ensemble(n: usize) -> ServerHandle {
 }
 
 /// A member's client address as a connect string.
-fn addr_of(server: &ServerHandle, id: u64) -> String {
+fn addr_of(server: &Server, id: u64) -> String {
     server
-        .member_addr(id)
+        .members()
+        .addr(id)
         .expect("a member of the ensemble")
         .to_string()
 }

@@ -10,17 +10,19 @@ use crate::{addr_of, ensemble};
 #[tokio::test]
 async fn members_have_their_own_ports_and_the_connect_string_lists_them_all() {
     let server = ensemble(3).await;
-    assert_eq!(server.member_ids(), vec![1, 2, 3]);
-    let addrs: Vec<_> = (1..=3).map(|id| server.member_addr(id).unwrap()).collect();
+    assert_eq!(server.members().ids(), vec![1, 2, 3]);
+    let addrs: Vec<_> = (1..=3)
+        .map(|id| server.members().addr(id).unwrap())
+        .collect();
     assert_eq!(server.local_addr(), addrs[0], "local_addr is member 1's");
     assert_ne!(addrs[0].port(), addrs[1].port());
     assert_ne!(addrs[1].port(), addrs[2].port());
     let listed: Vec<String> = addrs.iter().map(ToString::to_string).collect();
     assert_eq!(server.connect_string(), listed.join(","));
-    assert_eq!(server.member_addr(0), None);
-    assert_eq!(server.member_addr(4), None);
+    assert_eq!(server.members().addr(0), None);
+    assert_eq!(server.members().addr(4), None);
     for id in 1..=3 {
-        assert_eq!(server.member_state(id), Some(MemberState::Up));
+        assert_eq!(server.members().state(id), Some(MemberState::Up));
     }
     server.shutdown().await;
 }
@@ -28,10 +30,10 @@ async fn members_have_their_own_ports_and_the_connect_string_lists_them_all() {
 #[tokio::test]
 async fn a_single_server_is_member_1_of_1() {
     let server = Server::builder().start().await.unwrap();
-    assert_eq!(server.member_ids(), vec![1]);
-    assert_eq!(server.member_addr(1), Some(server.local_addr()));
+    assert_eq!(server.members().ids(), vec![1]);
+    assert_eq!(server.members().addr(1), Some(server.local_addr()));
     assert_eq!(server.connect_string(), server.local_addr().to_string());
-    assert_eq!(server.leader(), None, "standalone: nobody leads");
+    assert_eq!(server.members().leader(), None, "standalone: nobody leads");
     server.shutdown().await;
 }
 
@@ -49,7 +51,7 @@ async fn a_fixed_port_gives_consecutive_ports() {
         return;
     };
     let ports: Vec<u16> = (1..=3)
-        .map(|id| server.member_addr(id).unwrap().port())
+        .map(|id| server.members().addr(id).unwrap().port())
         .collect();
     assert_eq!(ports, vec![base, base + 1, base + 2]);
     server.shutdown().await;
@@ -58,10 +60,10 @@ async fn a_fixed_port_gives_consecutive_ports() {
 #[tokio::test]
 async fn a_stopped_member_refuses_connections_and_starts_again_on_the_same_port() {
     let server = ensemble(3).await;
-    let addr = server.member_addr(2).unwrap();
-    server.stop_member(2).await.unwrap();
-    assert_eq!(server.member_state(2), Some(MemberState::Stopped));
-    assert_eq!(server.member_addr(2), Some(addr), "kept while stopped");
+    let addr = server.members().addr(2).unwrap();
+    server.members().stop(2).await.unwrap();
+    assert_eq!(server.members().state(2), Some(MemberState::Stopped));
+    assert_eq!(server.members().addr(2), Some(addr), "kept while stopped");
     assert!(
         TcpStream::connect(addr).await.is_err(),
         "its port is closed"
@@ -70,14 +72,14 @@ async fn a_stopped_member_refuses_connections_and_starts_again_on_the_same_port(
     let word = four_letter_word(&addr_of(&server, 1), FourLetterWord::Ruok).await;
     assert_eq!(word, "imok");
     // Stopping twice is harmless.
-    server.stop_member(2).await.unwrap();
+    server.members().stop(2).await.unwrap();
 
-    server.start_member(2).await.unwrap();
-    assert_eq!(server.member_state(2), Some(MemberState::Up));
-    assert_eq!(server.member_addr(2), Some(addr));
+    server.members().start(2).await.unwrap();
+    assert_eq!(server.members().state(2), Some(MemberState::Up));
+    assert_eq!(server.members().addr(2), Some(addr));
     let word = four_letter_word(&addr.to_string(), FourLetterWord::Ruok).await;
     assert_eq!(word, "imok", "the same port answers again");
-    server.start_member(2).await.unwrap();
+    server.members().start(2).await.unwrap();
     server.shutdown().await;
 }
 
@@ -85,19 +87,22 @@ async fn a_stopped_member_refuses_connections_and_starts_again_on_the_same_port(
 async fn unknown_members_are_errors() {
     let server = ensemble(2).await;
     assert_eq!(
-        server.stop_member(3).await,
+        server.members().stop(3).await,
         Err(ControlError::UnknownMember(3))
     );
     assert_eq!(
-        server.start_member(0).await,
+        server.members().start(0).await,
         Err(ControlError::UnknownMember(0))
     );
     assert_eq!(
-        server.partition_member(9),
+        server.members().partition(9),
         Err(ControlError::UnknownMember(9))
     );
-    assert_eq!(server.heal_member(9), Err(ControlError::UnknownMember(9)));
-    assert_eq!(server.member_state(3), None);
+    assert_eq!(
+        server.members().heal(9),
+        Err(ControlError::UnknownMember(9))
+    );
+    assert_eq!(server.members().state(3), None);
     server.shutdown().await;
 }
 
@@ -105,39 +110,47 @@ async fn unknown_members_are_errors() {
 async fn the_highest_id_leads_and_leadership_moves_as_an_election_would() {
     let server = ensemble(3).await;
     assert_eq!(
-        server.leader(),
+        server.members().leader(),
         Some(3),
         "a fresh ensemble elects the highest myid"
     );
-    server.stop_member(3).await.unwrap();
-    assert_eq!(server.leader(), Some(2), "the highest member still up");
-    server.start_member(3).await.unwrap();
-    assert_eq!(server.leader(), Some(2), "a member that comes back follows");
-    server.partition_member(2).unwrap();
-    assert_eq!(server.member_state(2), Some(MemberState::Partitioned));
+    server.members().stop(3).await.unwrap();
     assert_eq!(
-        server.leader(),
+        server.members().leader(),
+        Some(2),
+        "the highest member still up"
+    );
+    server.members().start(3).await.unwrap();
+    assert_eq!(
+        server.members().leader(),
+        Some(2),
+        "a member that comes back follows"
+    );
+    server.members().partition(2).unwrap();
+    assert_eq!(server.members().state(2), Some(MemberState::Partitioned));
+    assert_eq!(
+        server.members().leader(),
         Some(3),
         "a partitioned leader loses the lead"
     );
-    server.heal_member(2).unwrap();
-    assert_eq!(server.member_state(2), Some(MemberState::Up));
-    assert_eq!(server.leader(), Some(3));
+    server.members().heal(2).unwrap();
+    assert_eq!(server.members().state(2), Some(MemberState::Up));
+    assert_eq!(server.members().leader(), Some(3));
     server.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_restart_keeps_stopped_members_stopped() {
     let server = ensemble(3).await;
-    server.stop_member(1).await.unwrap();
+    server.members().stop(1).await.unwrap();
     server.restart().await.unwrap();
-    assert_eq!(server.member_state(1), Some(MemberState::Stopped));
+    assert_eq!(server.members().state(1), Some(MemberState::Stopped));
     for id in [2, 3] {
-        assert_eq!(server.member_state(id), Some(MemberState::Up));
+        assert_eq!(server.members().state(id), Some(MemberState::Up));
         let word = four_letter_word(&addr_of(&server, id), FourLetterWord::Ruok).await;
         assert_eq!(word, "imok", "member {id} listens again after the restart");
     }
-    server.start_member(1).await.unwrap();
+    server.members().start(1).await.unwrap();
     server.shutdown().await;
 }
 
@@ -159,10 +172,10 @@ async fn member_ports_put_each_member_on_its_own_port() {
         return;
     };
     let bound: Vec<u16> = (1..=3)
-        .map(|id| server.member_addr(id).unwrap().port())
+        .map(|id| server.members().addr(id).unwrap().port())
         .collect();
     assert_eq!((bound[0], bound[2]), (ports[1], ports[0]));
     assert!(bound[1] != 0 && !ports.contains(&bound[1]), "{bound:?}");
-    assert_eq!(server.member_addr(4), None, "as many members as ports");
+    assert_eq!(server.members().addr(4), None, "as many members as ports");
     server.shutdown().await;
 }

@@ -12,7 +12,7 @@ use tokio::net::TcpStream;
 use crate::{addr_of, ensemble};
 
 /// The `Mode:` line of a member's `srvr`.
-async fn mode(server: &shepherd_server::ServerHandle, id: u64) -> String {
+async fn mode(server: &shepherd_server::Server, id: u64) -> String {
     let srvr = four_letter_word(&addr_of(server, id), FourLetterWord::Srvr).await;
     srvr.lines()
         .find_map(|l| l.strip_prefix("Mode: "))
@@ -21,7 +21,7 @@ async fn mode(server: &shepherd_server::ServerHandle, id: u64) -> String {
 }
 
 /// A member's `mntr` as key → value.
-async fn mntr(server: &shepherd_server::ServerHandle, id: u64) -> BTreeMap<String, String> {
+async fn mntr(server: &shepherd_server::Server, id: u64) -> BTreeMap<String, String> {
     let text = four_letter_word(&addr_of(server, id), FourLetterWord::Mntr).await;
     text.lines()
         .filter_map(|l| l.split_once('\t'))
@@ -54,7 +54,7 @@ async fn each_member_reports_leader_or_follower() {
     assert!(!follower.contains_key("zk_synced_followers"));
 
     // Stopping the leader moves the lead, and the words follow.
-    server.stop_member(3).await.unwrap();
+    server.members().stop(3).await.unwrap();
     assert_eq!(mode(&server, 2).await, "leader");
     assert_eq!(mode(&server, 1).await, "follower");
     assert_eq!(mntr(&server, 2).await["zk_synced_followers"], "1");
@@ -65,7 +65,7 @@ async fn each_member_reports_leader_or_follower() {
 async fn conf_shows_the_member_id_and_the_membership() {
     let server = ensemble(3).await;
     let conf = four_letter_word(&addr_of(&server, 2), FourLetterWord::Conf).await;
-    let port = server.member_addr(2).unwrap().port();
+    let port = server.members().addr(2).unwrap().port();
     assert!(conf.contains(&format!("clientPort={port}\n")), "{conf}");
     assert!(conf.contains("serverId=2\n"), "{conf}");
     assert!(conf.contains("membership: \nserver.1="), "{conf}");
@@ -105,7 +105,7 @@ async fn zookeeper_config_lists_the_members_in_dynamic_config_form() {
     );
     assert_eq!(lines.len(), 3, "{text}");
     let client_ports: Vec<u16> = (1..=3)
-        .map(|id| server.member_addr(id).unwrap().port())
+        .map(|id| server.members().addr(id).unwrap().port())
         .collect();
     let mut peer_ports = Vec::new();
     for (line, id) in lines.iter().zip(1u64..) {

@@ -18,13 +18,13 @@ mod slow_reader;
 mod stuck_expiry;
 
 use shepherd_protocol::{Reply, Request};
-use shepherd_server::ServerHandle;
+use shepherd_server::Server;
 use shepherd_testkit::{Peer, create, get_data, reply_header};
 // Every four-letter word on, the builder's defaults otherwise.
 use shepherd_testkit::all_words_server as server;
 
 /// A session over TCP, spoken to with hand-built frames.
-async fn session(server: &ServerHandle) -> Peer {
+async fn session(server: &Server) -> Peer {
     Peer::session(server.local_addr(), 30_000, 0)
         .await
         .expect("a session")

@@ -1,10 +1,10 @@
 //! What the tests of careless readers share: sessions over an in-memory pipe of a chosen size
-//! (`ServerHandle::serve_io` on a `tokio::io::duplex`), so that "the peer stopped reading" is
+//! (`Server::serve_io` on a `tokio::io::duplex`), so that "the peer stopped reading" is
 //! exact rather than at the mercy of the kernel's socket buffers, and a bystander whose
 //! requests must go on being served.
 
 use shepherd_protocol::{ConnectRequest, CreateMode, Reply, Request, encode_frame, encode_request};
-use shepherd_server::ServerHandle;
+use shepherd_server::Server;
 pub use shepherd_testkit::all_words_server as server;
 use shepherd_testkit::{Peer, create, get_data, hello, within};
 use tokio::io::{AsyncReadExt, DuplexStream};
@@ -16,7 +16,7 @@ pub const PIPE: usize = 64 * 1024;
 pub const BIG: usize = 1_000_000;
 
 /// A session over a pipe with `pipe` bytes of room each way, negotiated for `timeout_ms`.
-pub async fn session(server: &ServerHandle, pipe: usize, timeout_ms: i32) -> Peer<DuplexStream> {
+pub async fn session(server: &Server, pipe: usize, timeout_ms: i32) -> Peer<DuplexStream> {
     let (client, served) = tokio::io::duplex(pipe);
     server.serve_io(served);
     let mut peer = Peer::new(client);
@@ -34,7 +34,7 @@ pub fn frame(xid: i32, request: &Request) -> Vec<u8> {
 }
 
 /// Creates `/big` holding [`BIG`] bytes, from a session of its own.
-pub async fn create_big(server: &ServerHandle) {
+pub async fn create_big(server: &Server) {
     let mut writer = session(server, PIPE, 30_000).await;
     let reply = writer
         .call(&create("/big", &vec![7; BIG], CreateMode::Persistent))
@@ -55,7 +55,7 @@ pub async fn bytes_until_closed(stream: &mut DuplexStream) -> usize {
 }
 
 /// Another session, started now, is served as usual: it creates and reads a node.
-pub async fn bystander_is_served(server: &ServerHandle, name: &str) {
+pub async fn bystander_is_served(server: &Server, name: &str) {
     let mut peer = session(server, PIPE, 30_000).await;
     let path = format!("/{name}");
     let created = peer

@@ -23,7 +23,7 @@ async fn a_setwatches_flood_to_a_peer_that_never_reads_is_closed_at_the_limit() 
         .send_as(
             -8,
             &Request::SetWatches(SetWatches {
-                relative_zxid: server.last_zxid(),
+                relative_zxid: server.controls().last_zxid(),
                 data_watches: Vec::new(),
                 exist_watches: vec!["/".to_owned(); 200_000],
                 child_watches: Vec::new(),

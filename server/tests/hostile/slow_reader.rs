@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use shepherd_protocol::{FourLetterWord, Reply, Request, xid};
-use shepherd_server::ServerHandle;
+use shepherd_server::Server;
 use shepherd_testkit::{Peer, exists, get_data, within};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
@@ -67,7 +67,7 @@ async fn a_client_taking_a_large_reply_slowly_keeps_its_session() {
     assert!(took > TIMEOUT * 5, "the reply took only {took:?}");
     assert_eq!(seen[0].0, asked, "the large reply first: {seen:?}");
     assert!(seen[0].1 > BIG);
-    assert!(server.session(id).is_some(), "the session lived");
+    assert!(server.controls().session(id).is_some(), "the session lived");
     bystander_is_served(&server, "beside-a-slow-reader").await;
 }
 
@@ -106,7 +106,7 @@ async fn a_client_that_stops_reading_is_closed_after_its_session_timeout() {
         1
     );
     assert!(
-        server.session(id).is_some(),
+        server.controls().session(id).is_some(),
         "the session outlives its connection"
     );
     bystander_is_served(&server, "beside-a-stuck-reader").await;
@@ -114,8 +114,9 @@ async fn a_client_that_stops_reading_is_closed_after_its_session_timeout() {
 
 /// How many requests the server has read from its in-memory connection (the only one whose
 /// peer is `127.0.0.1:0`), from `cons`.
-fn received_in_memory(server: &ServerHandle) -> u64 {
+fn received_in_memory(server: &Server) -> u64 {
     server
+        .controls()
         .four_letter_word(FourLetterWord::Cons)
         .lines()
         .filter(|l| l.contains("/127.0.0.1:0["))

@@ -25,9 +25,9 @@ async fn an_expired_session_stuck_mid_write_is_closed_at_once() {
         .expect("readable");
     assert!(i32::from_be_bytes(prefix) as usize > BIG);
 
-    server.expire_session(id);
+    server.controls().expire_session(id);
     let rest = bytes_until_closed(&mut stream).await;
     assert!(rest <= 4096, "{rest} bytes came after the expiry");
-    assert!(server.session(id).is_none());
+    assert!(server.controls().session(id).is_none());
     bystander_is_served(&server, "after-expiry").await;
 }

@@ -15,12 +15,12 @@ mod token;
 mod zookeeper_commands;
 
 use serde_json::Value;
-use shepherd_server::{Server, ServerHandle};
+use shepherd_server::Server;
 
 use crate::http::Got;
 
 /// A server with its test controls on a free loopback port.
-async fn server() -> ServerHandle {
+async fn server() -> Server {
     Server::builder()
         .test_controls(([127, 0, 0, 1], 0).into())
         .start()
@@ -29,15 +29,15 @@ async fn server() -> ServerHandle {
 }
 
 /// Calls the test controls of `server` with its token.
-async fn call(server: &ServerHandle, method: &str, path: &str, body: &str) -> Got {
-    let addr = server.test_controls_addr().expect("test controls on");
-    let token = server.test_controls_token().expect("a token");
+async fn call(server: &Server, method: &str, path: &str, body: &str) -> Got {
+    let addr = server.controls().http_addr().expect("test controls on");
+    let token = server.controls().http_token().expect("a token");
     let auth = format!("Bearer {token}");
     http::call(addr, method, path, Some(&auth), body.as_bytes()).await
 }
 
 /// Calls and expects `status`, returning the JSON answer.
-async fn expect(server: &ServerHandle, method: &str, path: &str, body: &str, status: u16) -> Value {
+async fn expect(server: &Server, method: &str, path: &str, body: &str, status: u16) -> Value {
     let got = call(server, method, path, body).await;
     assert_eq!(got.status, status, "{method} {path} {body}: {}", got.body);
     got.json()

@@ -2,12 +2,12 @@
 //! member each session came in on.
 
 use serde_json::json;
-use shepherd_server::{MemberState, Server, ServerHandle};
+use shepherd_server::{MemberState, Server};
 use shepherd_testkit::connect;
 
 use crate::{expect, hex};
 
-async fn ensemble(n: usize) -> ServerHandle {
+async fn ensemble(n: usize) -> Server {
     Server::builder()
         .members(n)
         .test_controls(([127, 0, 0, 1], 0).into())
@@ -26,10 +26,10 @@ async fn members_are_listed_with_their_state_and_the_leader() {
         let id = i as u64 + 1;
         assert_eq!(member["id"], id);
         assert_eq!(member["state"], "up");
-        let addr = server.member_addr(id).expect("an address").to_string();
+        let addr = server.members().addr(id).expect("an address").to_string();
         assert_eq!(member["addr"], addr);
     }
-    assert_eq!(listed["leader"], json!(server.leader()));
+    assert_eq!(listed["leader"], json!(server.members().leader()));
 
     let single = crate::server().await;
     let listed = expect(&single, "GET", "/members", "", 200).await;
@@ -40,7 +40,7 @@ async fn members_are_listed_with_their_state_and_the_leader() {
 #[tokio::test]
 async fn stop_start_partition_and_heal() {
     let server = ensemble(3).await;
-    let addr = server.member_addr(2).expect("member 2").to_string();
+    let addr = server.members().addr(2).expect("member 2").to_string();
     let client = connect(&addr).await;
     let session = expect(
         &server,
@@ -54,7 +54,7 @@ async fn stop_start_partition_and_heal() {
 
     let stopped = expect(&server, "POST", "/members/2/stop", "", 200).await;
     assert_eq!(stopped["state"], "stopped");
-    assert_eq!(server.member_state(2), Some(MemberState::Stopped));
+    assert_eq!(server.members().state(2), Some(MemberState::Stopped));
     assert!(
         tokio::net::TcpStream::connect(&addr).await.is_err(),
         "port 2 is closed"
@@ -68,7 +68,7 @@ async fn stop_start_partition_and_heal() {
 
     let partitioned = expect(&server, "POST", "/members/3/partition", "", 200).await;
     assert_eq!(partitioned["state"], "partitioned");
-    assert_eq!(server.member_state(3), Some(MemberState::Partitioned));
+    assert_eq!(server.members().state(3), Some(MemberState::Partitioned));
     let healed = expect(&server, "POST", "/members/3/heal", "", 200).await;
     assert_eq!(healed["state"], "up");
 

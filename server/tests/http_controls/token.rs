@@ -11,8 +11,8 @@ use crate::{expect, server};
 #[tokio::test]
 async fn off_by_default() {
     let server = Server::builder().start().await.expect("server starts");
-    assert_eq!(server.test_controls_addr(), None);
-    assert_eq!(server.test_controls_token(), None);
+    assert_eq!(server.controls().http_addr(), None);
+    assert_eq!(server.controls().http_token(), None);
 }
 
 #[tokio::test]
@@ -31,9 +31,9 @@ async fn only_loopback_addresses_are_accepted() {
 #[tokio::test]
 async fn every_call_needs_the_exact_bearer_token() {
     let server = server().await;
-    let addr = server.test_controls_addr().expect("on");
+    let addr = server.controls().http_addr().expect("on");
     assert!(addr.ip().is_loopback());
-    let token = server.test_controls_token().expect("token").to_string();
+    let token = server.controls().http_token().expect("token").to_string();
     assert_eq!(token.len(), 64);
     let mut wrong = token.clone().into_bytes();
     wrong[0] = if wrong[0] == b'a' { b'b' } else { b'a' };
@@ -72,6 +72,9 @@ async fn every_call_needs_the_exact_bearer_token() {
     assert_eq!(got.content_type, "application/json");
     // A second server has a token of its own.
     let other = crate::server().await;
-    assert_ne!(other.test_controls_token(), server.test_controls_token());
+    assert_ne!(
+        other.controls().http_token(),
+        server.controls().http_token()
+    );
     expect(&server, "GET", "/sessions", "", 200).await;
 }

@@ -8,14 +8,14 @@ use std::time::Duration;
 
 use shepherd_client::{CreateOptions, Error, SessionState};
 use shepherd_protocol::ErrorCode;
-use shepherd_server::{Server, ServerHandle};
+use shepherd_server::Server;
 use shepherd_testkit::{connect, wait_state, within};
 
 use crate::http::{self, Got};
 use crate::{expect, hex};
 
 /// A server whose `/command/*` answer without the token.
-async fn open_server() -> ServerHandle {
+async fn open_server() -> Server {
     Server::builder()
         .test_controls(([127, 0, 0, 1], 0).into())
         .test_controls_open_commands(true)
@@ -25,13 +25,13 @@ async fn open_server() -> ServerHandle {
 }
 
 /// `GET path` without a token, as ZooKeeper's command client sends it.
-async fn command(server: &ServerHandle, path: &str) -> Got {
-    let addr = server.test_controls_addr().expect("test controls on");
+async fn command(server: &Server, path: &str) -> Got {
+    let addr = server.controls().http_addr().expect("test controls on");
     http::call(addr, "GET", path, None, b"").await
 }
 
 /// Expects ZooKeeper's 200: the path echoed, as text/html.
-async fn ok(server: &ServerHandle, path: &str) {
+async fn ok(server: &Server, path: &str) {
     let got = command(server, path).await;
     assert_eq!(got.status, 200, "{path}: {}", got.body);
     assert_eq!(got.content_type, "text/html;charset=utf-8", "{path}");
@@ -72,7 +72,7 @@ async fn known_commands_echo_in_any_case_and_the_rest_are_404() {
         assert!(got.body.contains("Error 404 Not Found"), "{}", got.body);
     }
     // Nothing a refused command asked for was done.
-    assert!(server.sessions().is_empty());
+    assert!(server.controls().sessions().is_empty());
     let faults = expect(&server, "GET", "/faults", "", 200).await;
     assert_eq!(faults["faults"], serde_json::json!([]));
 }

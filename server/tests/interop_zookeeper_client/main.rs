@@ -91,14 +91,14 @@ impl Ctx {
 
     /// Expires the session of `client`, which is connected through `proxy`.
     ///
-    /// Shepherd: `ServerHandle::expire_session`, which expires the session exactly as its
+    /// Shepherd: `Controls::expire_session`, which expires the session exactly as its
     /// timeout would, closing its connection. Real ZooKeeper has no such hook, and the crate
     /// does not reveal the session password that a take-over would need: the proxy keeps the
     /// client away until the server expires the session on its timeout, seen as the deletion
     /// of an ephemeral marker, and then lets the client back.
     async fn expire(&self, client: &zk::Client, proxy: &Proxy) {
         match self.server.embedded() {
-            Some(server) => server.expire_session(client.session_id().0),
+            Some(server) => server.controls().expire_session(client.session_id().0),
             None => {
                 let marker = self.path(&format!("expiry-marker-{:x}", client.session_id().0));
                 client

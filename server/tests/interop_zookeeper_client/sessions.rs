@@ -312,7 +312,7 @@ async fn session_resumes_after_connection_drop_on(ctx: Ctx) {
         vec![user("digest", "alice"), user("ip", "127.0.0.1")]
     );
     if let Some(server) = ctx.server.embedded() {
-        let sessions = server.sessions();
+        let sessions = server.controls().sessions();
         let session = sessions
             .iter()
             .find(|s| s.id == id.0)
@@ -429,6 +429,6 @@ async fn session_expiry_is_observed_on(ctx: Ctx) {
         Error::SessionExpired
     );
     if let Some(server) = ctx.server.embedded() {
-        assert!(server.sessions().iter().all(|s| s.id != id.0));
+        assert!(server.controls().sessions().iter().all(|s| s.id != id.0));
     }
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use shepherd_protocol::sasl::{ClientStep, DigestMd5Client, DigestParams};
 use shepherd_protocol::{Acl, Id, Reply, Request, Response, SaslToken, WhoAmIResponse, perms};
-use shepherd_server::{Server, ServerBuilder, ServerHandle};
+use shepherd_server::{Server, ServerBuilder};
 use shepherd_testkit::{Peer, create, get_data, reply_header};
 
 const JAAS: &str = r#"
@@ -32,7 +32,7 @@ fn jaas_file(dir: &tempfile::TempDir, text: &str) -> PathBuf {
 
 /// A server started from `builder` with [`JAAS`]'s users; the directory holding the file lives
 /// as long as the returned guard.
-async fn jaas_server(builder: ServerBuilder) -> (ServerHandle, tempfile::TempDir) {
+async fn jaas_server(builder: ServerBuilder) -> (Server, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("a temp dir");
     let server = builder
         .jaas_file(jaas_file(&dir, JAAS))
@@ -42,7 +42,7 @@ async fn jaas_server(builder: ServerBuilder) -> (ServerHandle, tempfile::TempDir
     (server, dir)
 }
 
-async fn session(server: &ServerHandle) -> Peer {
+async fn session(server: &Server) -> Peer {
     Peer::session(server.local_addr(), 30_000, 0)
         .await
         .expect("a session")

@@ -12,7 +12,7 @@ use std::time::Duration;
 use shepherd_client::{Acl, Client, CreateOptions, Error, ErrorCode, Id, perms};
 use shepherd_server::config::ClientAuth;
 use shepherd_server::tls::{CLIENT_SUBJECT, ServerTls, TestCert, TestPki};
-use shepherd_server::{Config, Server, ServerHandle};
+use shepherd_server::{Config, Server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
@@ -23,7 +23,7 @@ use tokio_rustls::rustls::{self, ClientConfig, RootCertStore};
 /// How long any one wait may take before the test fails.
 const BOUND: Duration = Duration::from_secs(20);
 
-async fn server(pki: &TestPki, tls: impl FnOnce(ServerTls) -> ServerTls) -> ServerHandle {
+async fn server(pki: &TestPki, tls: impl FnOnce(ServerTls) -> ServerTls) -> Server {
     let base = ServerTls::from_pem(pki.server.cert_pem.clone(), pki.server.key_pem.clone())
         .client_ca_pem(pki.ca_pem.clone());
     Server::builder()
@@ -112,7 +112,7 @@ async fn closed(mut tcp: TcpStream) -> bool {
     ended.is_ok()
 }
 
-fn secure(server: &ServerHandle) -> SocketAddr {
+fn secure(server: &Server) -> SocketAddr {
     server.secure_addr().expect("a secure port")
 }
 

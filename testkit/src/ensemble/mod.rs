@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use shepherd_client::{Client, Connector, TcpConnector};
-use shepherd_server::ServerHandle;
+use shepherd_server::Server;
 use tokio::net::TcpStream;
 use tokio::sync::{Mutex, MutexGuard};
 
@@ -40,7 +40,7 @@ pub struct TestEnsemble {
 
 #[derive(Debug)]
 enum Kind {
-    InProcess(ServerHandle),
+    InProcess(Server),
     Real {
         ensemble: RealEnsemble,
         _turn: MutexGuard<'static, ()>,
@@ -64,7 +64,7 @@ impl TestEnsemble {
     }
 
     /// The embedded ensemble's handle, with its other test controls; `None` on a real one.
-    pub fn embedded(&self) -> Option<&ServerHandle> {
+    pub fn embedded(&self) -> Option<&Server> {
         match &self.kind {
             Kind::InProcess(server) => Some(server),
             Kind::Real { .. } => None,
@@ -110,7 +110,7 @@ impl TestEnsemble {
     /// The members' ids, ascending.
     pub fn member_ids(&self) -> Vec<u64> {
         match &self.kind {
-            Kind::InProcess(server) => server.member_ids(),
+            Kind::InProcess(server) => server.members().ids(),
             Kind::Real { ensemble, .. } => ensemble.members().iter().map(|m| m.id).collect(),
         }
     }
@@ -119,7 +119,8 @@ impl TestEnsemble {
     pub fn member_addr(&self, id: u64) -> String {
         match &self.kind {
             Kind::InProcess(server) => server
-                .member_addr(id)
+                .members()
+                .addr(id)
                 .unwrap_or_else(|| panic!("no member {id}"))
                 .to_string(),
             Kind::Real { ensemble, .. } => format!("127.0.0.1:{}", ensemble.member(id).port),
@@ -194,7 +195,10 @@ impl TestEnsemble {
     /// The leader's id (waits for one, bounded, while a real election runs).
     pub async fn leader(&self) -> u64 {
         if let Kind::InProcess(server) = &self.kind {
-            return server.leader().expect("an embedded ensemble has a leader");
+            return server
+                .members()
+                .leader()
+                .expect("an embedded ensemble has a leader");
         }
         crate::within("a leader", async {
             loop {
@@ -228,7 +232,7 @@ impl TestEnsemble {
     /// Stops member `id`: it refuses connections when this returns.
     pub async fn stop_member(&self, id: u64) {
         match &self.kind {
-            Kind::InProcess(server) => server.stop_member(id).await.expect("stop a member"),
+            Kind::InProcess(server) => server.members().stop(id).await.expect("stop a member"),
             Kind::Real { ensemble, .. } => ensemble.stop(id).await,
         }
     }
@@ -236,7 +240,7 @@ impl TestEnsemble {
     /// Starts member `id` again: it serves when this returns.
     pub async fn start_member(&self, id: u64) {
         match &self.kind {
-            Kind::InProcess(server) => server.start_member(id).await.expect("start a member"),
+            Kind::InProcess(server) => server.members().start(id).await.expect("start a member"),
             Kind::Real { ensemble, .. } => ensemble.start(id).await,
         }
     }
@@ -244,7 +248,7 @@ impl TestEnsemble {
     /// Partitions member `id`: its connections stay open and go unanswered.
     pub async fn partition_member(&self, id: u64) {
         match &self.kind {
-            Kind::InProcess(server) => server.partition_member(id).expect("partition a member"),
+            Kind::InProcess(server) => server.members().partition(id).expect("partition a member"),
             Kind::Real { ensemble, .. } => ensemble.partition(id),
         }
     }
@@ -252,7 +256,7 @@ impl TestEnsemble {
     /// Heals member `id`'s partition: it serves when this returns.
     pub async fn heal_member(&self, id: u64) {
         match &self.kind {
-            Kind::InProcess(server) => server.heal_member(id).expect("heal a member"),
+            Kind::InProcess(server) => server.members().heal(id).expect("heal a member"),
             Kind::Real { ensemble, .. } => ensemble.heal(id).await,
         }
     }

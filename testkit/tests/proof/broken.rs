@@ -18,7 +18,11 @@ use shepherd_testkit::proof::workload::Workload;
 async fn run_broken(workload: Workload, rule: Option<FaultRule>) -> RunReport {
     let server = shepherd_testkit::embedded().await;
     if let Some(rule) = rule {
-        server.embedded().expect("embedded").add_fault(rule);
+        server
+            .embedded()
+            .expect("embedded")
+            .controls()
+            .add_fault(rule);
     }
     let config = RunConfig {
         nemesis: false,

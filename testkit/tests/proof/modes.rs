@@ -18,7 +18,7 @@ async fn ack_before_apply_answers_a_set_data_it_never_applied() {
     .await
     .expect("create");
     let handle = server.embedded().expect("embedded");
-    handle.add_fault(
+    handle.controls().add_fault(
         FaultRule::new(Fault::AckBeforeApply)
             .opcode(OpCode::SetData)
             .always(),
@@ -44,7 +44,7 @@ async fn stale_read_answers_the_first_read_again() {
     .await
     .expect("create");
     let handle = server.embedded().expect("embedded");
-    handle.add_fault(
+    handle.controls().add_fault(
         FaultRule::new(Fault::stale_read())
             .opcode(OpCode::GetData)
             .always(),
@@ -83,7 +83,9 @@ async fn hide_lowest_child_hides_another_sessions_lowest_ephemeral_only() {
         .expect("create");
     let name = |p: &str| p.rsplit('/').next().unwrap_or_default().to_owned();
     let handle = server.embedded().expect("embedded");
-    handle.add_fault(FaultRule::new(Fault::HideLowestChild).always());
+    handle
+        .controls()
+        .add_fault(FaultRule::new(Fault::HideLowestChild).always());
     let mut seen_by_holder = within("list", holder.get_children(&dir))
         .await
         .expect("list");

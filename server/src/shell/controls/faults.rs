@@ -118,7 +118,7 @@ pub enum FaultTimes {
 ///
 /// Pings match only a rule whose opcode is [`OpCode::Ping`], so that a rule without an opcode
 /// filter is about real requests. Handshakes (ConnectRequest) never match: use
-/// [`crate::ServerHandle::freeze_session`] or [`crate::ServerHandle::close_connection`] to act
+/// [`crate::Controls::freeze_session`] or [`crate::Controls::close_connection`] to act
 /// on connections. When several rules match, the one added first fires.
 ///
 /// ```
@@ -240,7 +240,7 @@ impl FaultRule {
     }
 }
 
-/// Names a rule added with [`crate::ServerHandle::add_fault`].
+/// Names a rule added with [`crate::Controls::add_fault`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FaultId(u64);
 

@@ -349,7 +349,7 @@ impl Journal {
             let written = if fail {
                 Err(io::Error::new(
                     io::ErrorKind::StorageFull,
-                    "no space left on device (injected by ServerHandle::fail_log)",
+                    "no space left on device (injected by Controls::fail_log)",
                 ))
             } else {
                 // A panic while writing is a failure of the log like any I/O error: the server

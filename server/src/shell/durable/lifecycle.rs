@@ -148,7 +148,7 @@ impl JournalEvents for Events {
 
 /// The crash-stop of a durable server whose disk failed it (the log, or a snapshot): nothing more
 /// is acknowledged, every connection and the listener close, and the reason is kept for
-/// `ServerHandle::failure` (`shepherd serve` exits with it). Said once, loudly.
+/// `Server::failure` (`shepherd serve` exits with it). Said once, loudly.
 fn fail(shared: &Shared, reason: &str) {
     tracing::error!(
         %reason,

@@ -21,7 +21,7 @@ use crate::shell::route::backlog::Backlog;
 use crate::storage::{DataDir, StorageError};
 
 /// A storage error as the `io::Error` that [`ServerBuilder::start`](crate::ServerBuilder::start)
-/// and [`ServerHandle::restart`](crate::ServerHandle::restart) return: the [`StorageError`]
+/// and [`Server::restart`](crate::Server::restart) return: the [`StorageError`]
 /// (which names the path) inside, with the kind of its cause.
 pub(crate) fn io_error(error: StorageError) -> io::Error {
     let kind = match &error {

@@ -25,7 +25,7 @@ use tokio::net::TcpSocket;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// What a member is doing, as [`ServerHandle::member_state`](crate::ServerHandle::member_state)
+/// What a member is doing, as [`Members::state`](crate::Members::state)
 /// tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MemberState {

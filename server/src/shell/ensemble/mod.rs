@@ -1,6 +1,5 @@
-//! The in-process ensemble: binding the members' listeners (`bind.rs`), the members' endpoints
-//! and leadership (`member.rs`), and the handle's member controls (`control.rs`).
+//! The in-process ensemble: binding the members' listeners (`bind.rs`) and the members'
+//! endpoints and leadership (`member.rs`). The handle's face for them is `handle/members.rs`.
 
 pub(crate) mod bind;
-pub(crate) mod control;
 pub(crate) mod member;

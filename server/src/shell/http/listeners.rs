@@ -7,7 +7,7 @@ use std::io;
 use tokio::net::TcpListener;
 
 use crate::config::Config;
-use crate::shell::handle::ServerHandle;
+use crate::shell::handle::Server;
 use crate::shell::http::{Endpoints, accept_loop, controls};
 
 /// Bound and not yet served.
@@ -42,7 +42,7 @@ impl Listeners {
     /// # Errors
     /// A listener's address could not be read.
     /// `open_commands`: ZooKeeper's `/command/*` on the test controls answer without the token.
-    pub(crate) fn serve(self, handle: &mut ServerHandle, open_commands: bool) -> io::Result<()> {
+    pub(crate) fn serve(self, handle: &mut Server, open_commands: bool) -> io::Result<()> {
         for (listener, endpoints) in self.endpoints {
             let addr = Some(listener.local_addr()?);
             if endpoints.admin {

@@ -18,10 +18,6 @@
 
 mod commands;
 pub(crate) mod controls;
-mod controls_auth;
-mod controls_commands;
-mod controls_faults;
-mod controls_json;
 mod listeners;
 mod metrics;
 

@@ -84,17 +84,18 @@ impl Target {
                 let Some(handle) = server.embedded() else {
                     return ("none", Injected::Nothing);
                 };
-                let sessions: Vec<i64> = handle.sessions().iter().map(|s| s.id).collect();
+                let sessions: Vec<i64> =
+                    handle.controls().sessions().iter().map(|s| s.id).collect();
                 if rng.random_bool(0.5) {
                     for s in &sessions {
                         // A session without a connection just now is no error.
-                        let _ = handle.close_connection(*s);
+                        let _ = handle.controls().close_connection(*s);
                     }
                     ("cut", Injected::Nothing)
                 } else {
                     let held = sessions
                         .into_iter()
-                        .filter(|s| handle.freeze_session(*s).is_ok())
+                        .filter(|s| handle.controls().freeze_session(*s).is_ok())
                         .collect();
                     ("hold", Injected::Held(held))
                 }
@@ -123,11 +124,12 @@ impl Target {
                 if let (false, Some(handle)) = (first, ensemble.embedded()) {
                     if rng.random_bool(1.0 / 3.0) {
                         let held = handle
+                            .controls()
                             .sessions()
                             .iter()
                             .map(|s| s.id)
-                            .filter(|s| handle.session_member(*s) == Some(id))
-                            .filter(|s| handle.freeze_session(*s).is_ok())
+                            .filter(|s| handle.members().of_session(*s) == Some(id))
+                            .filter(|s| handle.controls().freeze_session(*s).is_ok())
                             .collect();
                         return ("freeze", Injected::Held(held));
                     }
@@ -161,14 +163,14 @@ impl Target {
             (Target::Embedded(server), Injected::Held(sessions)) => {
                 if let Some(handle) = server.embedded() {
                     for s in sessions {
-                        handle.thaw_session(s);
+                        handle.controls().thaw_session(s);
                     }
                 }
             }
             (Target::Ensemble(ensemble), Injected::Held(sessions)) => {
                 if let Some(handle) = ensemble.embedded() {
                     for s in sessions {
-                        handle.thaw_session(s);
+                        handle.controls().thaw_session(s);
                     }
                 }
             }

@@ -3,7 +3,7 @@
 //! it (one task costs less than two and needs no channel between them).
 //!
 //! The task runs over any byte stream (`AsyncRead + AsyncWrite`): a TCP socket from the listener,
-//! or an in-memory pipe handed to `ServerHandle::serve_io`. Nothing here depends on which; the
+//! or an in-memory pipe handed to `Server::serve_io`. Nothing here depends on which; the
 //! per-IP limit and the peer's address are settled at registration, before the task starts. The
 //! task ends when the peer closes, when the server shuts down, or when the connection is killed,
 //! and it always unregisters itself on the way out.

@@ -1,42 +1,25 @@
-//! The test controls of [`ServerHandle`]: what a test does to a running server that no client
-//! could, and what it reads of the server that no client sees.
+//! The methods of [`Controls`], the test controls' face of a running server.
 //!
-//! Grouped as sessions and connections (expire, cut, freeze), the transaction log (freeze),
-//! fault rules, waiting on the core, and seeding and inspection. Every control goes through
-//! the shared state's synchronous methods: a control that changes the core routes what
-//! results under the core lock, so its events reach clients in the core's order, exactly as
-//! if a request had caused them. A control that cannot apply says why with a
-//! [`ControlError`] value.
+//! Grouped as sessions and connections (expire, cut, freeze), the transaction log (freeze,
+//! fail), fault rules, seeding and inspection, and where the HTTP face listens. Every control
+//! goes through the shared state's synchronous methods, so none holds a lock across an
+//! `.await`.
 
 use shepherd_protocol::FourLetterWord;
 
-use crate::core::{Core, NodeInfo, NotificationCounts, SessionId, SessionInfo, WatchInfo};
+use std::net::SocketAddr;
+
+use crate::core::{NodeInfo, NotificationCounts, SessionId, SessionInfo, WatchInfo};
 use crate::shell::controls::faults::{FaultId, FaultRule};
-use crate::shell::handle::ServerHandle;
+use crate::shell::handle::{ControlError, Controls, Server};
 use crate::shell::observe::admin;
+use crate::shell::state::shared::Shared;
 
-/// Why a test control could not be applied.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ControlError {
-    /// The server does not know this session (never existed, closed or expired).
-    #[error("no session 0x{0:x}")]
-    UnknownSession(SessionId),
-    /// The session exists but has no connection right now.
-    #[error("session 0x{0:x} has no connection")]
-    NotConnected(SessionId),
-    /// No node at this path.
-    #[error("no node {0}")]
-    NoNode(String),
-    /// The server has no member with this id (ids are `1..=n`).
-    #[error("no member {0}")]
-    UnknownMember(u64),
-    /// The member could not be stopped or started: its port is taken, or the server is shut
-    /// down or its log failed. The text says which.
-    #[error("member {0}: {1}")]
-    MemberUnavailable(u64, String),
-}
+impl<'a> Controls<'a> {
+    fn shared(&self) -> &'a Shared {
+        &self.server.shared
+    }
 
-impl ServerHandle {
     // ---- Sessions and connections -------------------------------------------------------
 
     /// Expires a session now, exactly as its timeout would: one closeSession txn, its
@@ -44,14 +27,14 @@ impl ServerHandle {
     /// order), its connection closed with no reply, so that the client learns of it on its
     /// next contact (a reconnect answered as expired). An unknown session is ignored.
     pub fn expire_session(&self, session: SessionId) {
-        self.shared
+        self.shared()
             .apply(|core, now| core.expire_session(session, now));
     }
 
     /// The sessions the server knows, by id, with their ephemerals and the watches of their
     /// current connection.
     pub fn sessions(&self) -> Vec<SessionInfo> {
-        self.shared.query(|core| core.sessions())
+        self.shared().query(|core| core.sessions())
     }
 
     /// One session, if the server knows it.
@@ -67,7 +50,7 @@ impl ServerHandle {
     /// # Errors
     /// [`ControlError::UnknownSession`] or [`ControlError::NotConnected`].
     pub fn close_connection(&self, session: SessionId) -> Result<(), ControlError> {
-        self.shared.with_core(|core, router| {
+        self.shared().with_core(|core, router| {
             if core.session_timeout(session).is_none() {
                 return Err(ControlError::UnknownSession(session));
             }
@@ -94,19 +77,19 @@ impl ServerHandle {
     /// [`ControlError::UnknownSession`]: only a live session can be frozen.
     pub fn freeze_session(&self, session: SessionId) -> Result<(), ControlError> {
         if self
-            .shared
+            .shared()
             .query(|core| core.session_timeout(session).is_none())
         {
             return Err(ControlError::UnknownSession(session));
         }
-        self.shared.frozen.freeze(session);
+        self.shared().frozen.freeze(session);
         Ok(())
     }
 
     /// Ends a freeze: what was queued is written in order, then the held requests are read and
     /// applied in order. Returns false if the session was not frozen.
     pub fn thaw_session(&self, session: SessionId) -> bool {
-        self.shared.frozen.thaw(session)
+        self.shared().frozen.thaw(session)
     }
 
     // ---- The transaction log ----------------------------------------------------------------
@@ -114,10 +97,10 @@ impl ServerHandle {
     /// Holds the transaction log, as a disk that stops answering would: writes are still
     /// applied in memory, but their entries are not written, so nothing that depends on them
     /// (their replies, the events they trigger, any session's reads after them, even pings)
-    /// is sent until [`ServerHandle::thaw_log`]. A batch already being written completes.
+    /// is sent until [`Controls::thaw_log`]. A batch already being written completes.
     /// Returns false, and does nothing, without a data directory.
     pub fn freeze_log(&self) -> bool {
-        match &self.shared.durable {
+        match &self.shared().durable {
             Some(durable) => {
                 durable.journal.freeze();
                 true
@@ -126,10 +109,10 @@ impl ServerHandle {
         }
     }
 
-    /// Ends a [`ServerHandle::freeze_log`]: what was held is written, and released once on
+    /// Ends a [`Controls::freeze_log`]: what was held is written, and released once on
     /// disk. Returns false if the log was not frozen.
     pub fn thaw_log(&self) -> bool {
-        self.shared
+        self.shared()
             .durable
             .as_ref()
             .is_some_and(|durable| durable.journal.thaw())
@@ -138,10 +121,10 @@ impl ServerHandle {
     /// Makes the next write to the transaction log fail as a full disk would, before any of
     /// that batch reaches the file. The server then does what it does on a real log error: it
     /// acknowledges nothing more, closes every connection, refuses new ones, and reports the
-    /// error through [`ServerHandle::failure`]. Returns false, and does nothing, without a data
+    /// error through [`Server::failure`](crate::Server::failure). Returns false, and does nothing, without a data
     /// directory.
     pub fn fail_log(&self) -> bool {
-        match &self.shared.durable {
+        match &self.shared().durable {
             Some(durable) => {
                 durable.journal.fail_next();
                 true
@@ -152,12 +135,12 @@ impl ServerHandle {
 
     /// How many messages (replies, events, closes) wait for the disk; always 0 in memory.
     pub fn held_for_disk(&self) -> usize {
-        self.shared.router().gate().map_or(0, |gate| gate.held())
+        self.shared().router().gate().map_or(0, |gate| gate.held())
     }
 
     /// The last zxid on disk; `None` in memory.
     pub fn durable_zxid(&self) -> Option<i64> {
-        self.shared
+        self.shared()
             .durable
             .as_ref()
             .map(|durable| durable.journal.durable())
@@ -167,22 +150,22 @@ impl ServerHandle {
 
     /// Adds a fault rule; it applies from the next request read. See [`FaultRule`].
     pub fn add_fault(&self, rule: FaultRule) -> FaultId {
-        self.shared.faults.add(rule)
+        self.shared().faults.add(rule)
     }
 
     /// Removes a rule. False if it was already removed.
     pub fn remove_fault(&self, id: FaultId) -> bool {
-        self.shared.faults.remove(id)
+        self.shared().faults.remove(id)
     }
 
     /// Removes every rule.
     pub fn clear_faults(&self) {
-        self.shared.faults.clear();
+        self.shared().faults.clear();
     }
 
     /// How many times a rule has fired (`None` once removed).
     pub fn fault_fire_count(&self, id: FaultId) -> Option<u64> {
-        self.shared.faults.fired_count(id)
+        self.shared().faults.fired_count(id)
     }
 
     /// Waits until a rule has fired at least once; resolves at once if it already has. A rule
@@ -191,25 +174,11 @@ impl ServerHandle {
     /// false if the rule is unknown or is removed before it fires.
     ///
     /// Cancellation safe. Unbounded: wrap it in a timeout.
-    pub async fn fault_fired(&self, id: FaultId) -> bool {
-        let Some(mut fired) = self.shared.faults.fired_watch(id) else {
+    pub async fn fault_fired(self, id: FaultId) -> bool {
+        let Some(mut fired) = self.shared().faults.fired_watch(id) else {
             return false;
         };
         fired.wait_for(|n| *n > 0).await.is_ok()
-    }
-
-    // ---- Waiting on the core ----------------------------------------------------------------
-
-    /// Waits until `pred` holds of the core. It is checked now, then after every change of the
-    /// core (request, handshake, tick, expiry, closed connection), with the core locked: keep it
-    /// quick and do not call back into the handle from it.
-    ///
-    /// Cancellation safe. Unbounded: wrap it in a timeout. Under `tokio::time::pause` this is
-    /// how a test waits for an expiry after `tokio::time::advance`.
-    pub async fn wait_for(&self, mut pred: impl FnMut(&Core) -> bool) {
-        self.shared
-            .wait_until(|shared| shared.query(&mut pred))
-            .await;
     }
 
     // ---- Seeding and inspection ---------------------------------------------------------------
@@ -221,7 +190,7 @@ impl ServerHandle {
     /// [`ControlError::NoNode`].
     pub fn set_sequence_counter(&self, parent: &str, value: i32) -> Result<(), ControlError> {
         if self
-            .shared
+            .shared()
             .with_core(|core, _| core.set_sequence_counter(parent, value))
         {
             Ok(())
@@ -232,46 +201,51 @@ impl ServerHandle {
 
     /// The last zxid handed out.
     pub fn last_zxid(&self) -> i64 {
-        self.shared.query(|core| core.last_zxid())
+        self.shared().query(|core| core.last_zxid())
     }
 
     /// Sets the last zxid; the next write takes the one after. Clients that saw a higher zxid
     /// are refused (docs/protocol.md §2.4 step 2); see also [`crate::ServerBuilder::initial_zxid`].
     pub fn set_last_zxid(&self, zxid: i64) {
-        self.shared.with_core(|core, _| core.set_last_zxid(zxid));
+        self.shared().with_core(|core, _| core.set_last_zxid(zxid));
     }
 
     /// Every node with its Stat and data length, sorted by path.
     pub fn dump_tree(&self) -> Vec<NodeInfo> {
-        self.shared.query(|core| core.dump_tree())
+        self.shared().query(|core| core.dump_tree())
     }
 
     /// Both watch tables: every registration with its path, table, mode and session.
     pub fn dump_watches(&self) -> Vec<WatchInfo> {
-        self.shared.query(|core| core.dump_watches())
+        self.shared().query(|core| core.dump_watches())
     }
 
     /// Watch notifications delivered so far (after ACL filtering, one per connection per
     /// trigger), by event type and by receiving session.
     pub fn notification_counts(&self) -> NotificationCounts {
-        self.shared.query(|core| core.notification_counts())
+        self.shared().query(|core| core.notification_counts())
     }
 
     /// Runs a four-letter word as if a client had sent it (to member 1, for an ensemble),
     /// whitelist or not; for tests and tooling.
     pub fn four_letter_word(&self, word: FourLetterWord) -> String {
-        admin::render(&self.shared, 1, word)
+        admin::render(self.shared(), 1, word)
     }
 
-    /// Runs a four-letter word as ensemble member `member` answers it, whitelist or not,
-    /// whatever the member's state; `None` for an unknown member.
-    pub fn member_four_letter_word(&self, member: u64, word: FourLetterWord) -> Option<String> {
-        self.shared.members.addr(member)?;
-        Some(admin::render(&self.shared, member, word))
+    // ---- The HTTP face ----------------------------------------------------------------------
+
+    /// Where the HTTP test controls listen, if they are on
+    /// ([`ServerBuilder::test_controls`](crate::ServerBuilder::test_controls)).
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.server.test_controls.as_ref().map(|(addr, _)| *addr)
     }
 
-    /// Runs `f` with the core locked, for inspection. Do not hold on to anything it borrows.
-    pub fn inspect<T>(&self, f: impl FnOnce(&Core) -> T) -> T {
-        self.shared.query(f)
+    /// The bearer token every HTTP test-controls call needs, if they are on.
+    pub fn http_token(&self) -> Option<&'a str> {
+        let server: &'a Server = self.server;
+        server
+            .test_controls
+            .as_ref()
+            .map(|(_, token)| token.as_str())
     }
 }

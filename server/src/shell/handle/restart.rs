@@ -1,11 +1,11 @@
-//! [`ServerHandle::restart`]: the server goes away and comes back on the same port, as a
+//! [`Server::restart`]: the server goes away and comes back on the same port, as a
 //! ZooKeeper server restarted by its operator does, within one process.
 //!
 //! The listeners (one per ensemble member, `ensemble/member.rs`) and every connection belong to one
 //! generation (a child of the shutdown token): a restart cancels it, so that every client sees
 //! a connection loss, waits until the last connection has left the core and the listeners are
 //! closed, reloads the state, and starts a new generation on the same addresses (members
-//! stopped with [`ServerHandle::stop_member`] stay stopped). In memory the core is kept (the tree and the
+//! stopped with [`Members::stop`](crate::Members::stop) stay stopped). In memory the core is kept (the tree and the
 //! sessions; each session's timeout counts again from the restart); with a data directory the
 //! log is flushed and closed, and the core is rebuilt from disk through the same recovery as a
 //! start. The AdminServer, `/metrics` and the session clock are not restarted.
@@ -17,11 +17,11 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::shell::durable::lifecycle;
-use crate::shell::ensemble::control;
-use crate::shell::handle::ServerHandle;
+use crate::shell::handle::Server;
+use crate::shell::handle::members::{elect, listen};
 use crate::shell::state::shared::Shared;
 
-impl ServerHandle {
+impl Server {
     /// Restarts the server: stops listening and drops every connection (clients see a
     /// connection loss and reconnect), then listens again on the same address. In memory the
     /// tree and the sessions are kept; with a data directory everything is flushed to disk and
@@ -32,13 +32,13 @@ impl ServerHandle {
     ///
     /// Cancellation safe: the restart runs as a task of its own, so dropping the future does
     /// not stop it halfway; it completes in the background. Two restarts at once run one
-    /// after the other.
+    /// after the other, and one at a time with the members' stops and starts.
     ///
     /// # Errors
     /// * an address could not be bound again (another process took the port meanwhile): that
-    ///   member is left stopped ([`ServerHandle::member_state`]), the others serve, and a
-    ///   later `restart` or [`ServerHandle::start_member`] may try again (connections handed
-    ///   to [`ServerHandle::serve_io`] are member 1's, and wait for it);
+    ///   member is left stopped ([`Members::state`]), the others serve, and a later `restart`
+    ///   or [`Members::start`] may try again (connections handed to [`Server::serve_io`] are
+    ///   member 1's, and wait for it);
     /// * with a data directory, recovery failed (the error names the file): the server keeps
     ///   the state it had in memory, no longer durable, and serves nobody;
     /// * the server was shut down.
@@ -100,7 +100,7 @@ async fn restart(
     *shared.generation.lock() = shutdown.child_token();
     let mut result = Ok(());
     for id in shared.members.to_relisten() {
-        match control::listen(&shared, &tracker, id).await {
+        match listen(&shared, &tracker, id).await {
             Ok(()) => {}
             Err(error) => {
                 let addr = shared.members.addr(id);
@@ -112,7 +112,7 @@ async fn restart(
             }
         }
     }
-    control::elect(&shared);
+    elect(&shared);
     tracing::info!(members = shared.members.len(), "restarted");
     result
 }

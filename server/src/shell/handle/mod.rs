@@ -1,11 +1,25 @@
-//! [`ServerHandle`]: a running server, as its owner holds it.
+//! [`Server`]: a running server, as its owner holds it, with two borrowed faces for the rest:
+//! [`Server::controls`] ([`Controls`]: what a test does to the server that no client could)
+//! and [`Server::members`] ([`Members`]: the in-process ensemble).
 //!
-//! The handle owns the server's lifecycle (its address, the shutdown token, the tracker of its
+//! The handle owns the server's lifecycle (its addresses, the shutdown token, the tracker of its
 //! tasks) and reaches the rest through the shared state, whose methods are synchronous; nothing
-//! here holds a lock across an `.await`. Dropping the handle does not stop the server: the
-//! owner decides when it ends. Besides its listener, a server serves any byte stream its owner
-//! hands to [`ServerHandle::serve_io`], with one task per connection either way. The test controls (expiry, faults, freezes, seeding, inspection)
-//! are methods of the same handle, kept in `controls/methods.rs`.
+//! here holds a lock across an `.await`. Dropping it does not stop the server: the owner decides
+//! when it ends. Besides its listener, a server serves any byte stream its owner hands to
+//! [`Server::serve_io`], with one task per connection either way.
+//!
+//! The faces are defined here and their methods in a file each (`controls.rs`, `members.rs`,
+//! with `restart.rs` for the restart), so that the files of this folder use one another in one
+//! direction only: each of them uses this one, the shared state and what lies below; this one
+//! uses none of them. The HTTP face (`http/controls/`) acts through the same methods.
+
+mod controls;
+mod error;
+mod members;
+mod restart;
+
+pub use error::ControlError;
+pub(crate) use members::{elect, serve};
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -14,6 +28,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::core::Core;
 use crate::shell::net::conn;
 use crate::shell::state::shared::Shared;
 use crate::shell::state::stats::ServerStats;
@@ -22,9 +37,9 @@ use crate::shell::state::stats::ServerStats;
 /// a client in the same process is, with port 0 since there is no socket.
 const IN_MEMORY_PEER: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
 
-/// A running server. Dropping it does not stop the server; call [`ServerHandle::shutdown`] or
-/// cancel the token given to the builder.
-pub struct ServerHandle {
+/// A running server. Dropping it does not stop the server; call [`Server::shutdown`] or cancel
+/// the token given to the builder.
+pub struct Server {
     pub(crate) shared: Arc<Shared>,
     local_addr: SocketAddr,
     /// The bound addresses of the AdminServer and of `/metrics`, when on.
@@ -38,24 +53,24 @@ pub struct ServerHandle {
     pub(crate) tracker: TaskTracker,
 }
 
-impl std::fmt::Debug for ServerHandle {
+impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerHandle")
+        f.debug_struct("Server")
             .field("local_addr", &self.local_addr)
             .finish()
     }
 }
 
-impl ServerHandle {
+impl Server {
     pub(crate) fn new(
         shared: Arc<Shared>,
         addrs: Vec<SocketAddr>,
         shutdown: CancellationToken,
         tracker: TaskTracker,
-    ) -> ServerHandle {
+    ) -> Server {
         // The builder binds at least one member.
         let local_addr = addrs.first().copied().unwrap_or(IN_MEMORY_PEER);
-        ServerHandle {
+        Server {
             shared,
             local_addr,
             http_addrs: (None, None),
@@ -70,8 +85,8 @@ impl ServerHandle {
     /// acts through it exactly as through this one, restarts and member changes included
     /// (the accept loops and the lock that orders those changes live in the shared state).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn view(&self) -> ServerHandle {
-        ServerHandle {
+    pub(crate) fn view(&self) -> Server {
+        Server {
             shared: self.shared.clone(),
             local_addr: self.local_addr,
             http_addrs: self.http_addrs,
@@ -83,13 +98,13 @@ impl ServerHandle {
     }
 
     /// The address the server listens on: member 1's, for an ensemble (see
-    /// [`ServerHandle::member_addr`] for the others).
+    /// [`Members::addr`] for the others).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
     }
 
     /// Where TLS clients connect (`secureClientPort`, or [`ServerBuilder::tls`]'s port), if
-    /// TLS is on. On a secure-only server it is [`ServerHandle::local_addr`]; under port
+    /// TLS is on. On a secure-only server it is [`Server::local_addr`]; under port
     /// unification alone (no secure port), `None`, the plain port taking TLS.
     ///
     /// [`ServerBuilder::tls`]: crate::ServerBuilder::tls
@@ -103,7 +118,7 @@ impl ServerHandle {
     }
 
     /// Where Prometheus `/metrics` is served, if it is on (the same address as
-    /// [`ServerHandle::admin_addr`] when one listener serves both).
+    /// [`Server::admin_addr`] when one listener serves both).
     pub fn metrics_addr(&self) -> Option<SocketAddr> {
         self.http_addrs.1
     }
@@ -145,9 +160,9 @@ impl ServerHandle {
         }
     }
 
-    /// Resolves once the server has begun to stop: [`ServerHandle::shutdown`] was called, or a
+    /// Resolves once the server has begun to stop: [`Server::shutdown`] was called, or a
     /// test-controls `/command/shutdown` asked for it (which only begins the stop: whoever
-    /// runs the server then calls [`ServerHandle::shutdown`] to finish it, as `shepherd serve`
+    /// runs the server then calls [`Server::shutdown`] to finish it, as `shepherd serve`
     /// does).
     ///
     /// Cancellation safe.
@@ -162,7 +177,7 @@ impl ServerHandle {
         self.shared.durable.as_ref().and_then(|d| d.failure())
     }
 
-    /// Resolves when the transaction log fails (see [`ServerHandle::failure`]), with the
+    /// Resolves when the transaction log fails (see [`Server::failure`]), with the
     /// reason; never, in memory or while healthy.
     ///
     /// Cancellation safe.
@@ -173,13 +188,42 @@ impl ServerHandle {
         }
     }
 
+    /// Runs `f` with the core locked, for inspection. Do not hold on to anything it borrows.
+    pub fn inspect<T>(&self, f: impl FnOnce(&Core) -> T) -> T {
+        self.shared.query(f)
+    }
+
+    /// Waits until `pred` holds of the core. It is checked now, then after every change of the
+    /// core (request, handshake, tick, expiry, closed connection), with the core locked: keep it
+    /// quick and do not call back into the server from it.
+    ///
+    /// Cancellation safe. Unbounded: wrap it in a timeout. Under `tokio::time::pause` this is
+    /// how a test waits for an expiry after `tokio::time::advance`.
+    pub async fn wait_for(&self, mut pred: impl FnMut(&Core) -> bool) {
+        self.shared
+            .wait_until(|shared| shared.query(&mut pred))
+            .await;
+    }
+
+    /// The test controls: sessions, connections, the transaction log, fault rules, seeding
+    /// and what the server counts of its watches.
+    pub fn controls(&self) -> Controls<'_> {
+        Controls { server: self }
+    }
+
+    /// The ensemble's members (one, for a single server): their addresses and states, the
+    /// leader, and stopping, starting, partitioning and healing them.
+    pub fn members(&self) -> Members<'_> {
+        Members { server: self }
+    }
+
     /// Serves one client connection over any byte stream, exactly as a connection accepted on
     /// the listener is served (four-letter words included), so that a test can speak the wire
     /// protocol over `tokio::io::duplex` with no socket.
     ///
     /// Returns once the connection is registered; its task runs until the peer closes the
     /// stream, the server shuts down, or the connection is closed by the server (a fault, an
-    /// expiry, [`ServerHandle::close_connection`]). The peer's address is `127.0.0.1:0`, and
+    /// expiry, [`Controls::close_connection`]). The peer's address is `127.0.0.1:0`, and
     /// the per-IP limit (`maxClientCnxns`), which is about TCP clients, does not count it. It is
     /// a connection of member 1 (partitioning member 1 holds it). After shutdown, during a
     /// restart, while member 1 is stopped and after a failure of the log, `io` is dropped at
@@ -206,4 +250,27 @@ impl ServerHandle {
             0,
         );
     }
+}
+
+/// The test controls of a running server, borrowed from it ([`Server::controls`]): what a test
+/// does to a server that no client could (expire a session, cut or freeze a connection, hold or
+/// fail the log, inject faults, seed counters), and what it reads that no client sees (every
+/// session, the tree and the watch tables, the notifications sent).
+///
+/// A control that changes the core routes what results under the core lock, so its events
+/// reach clients in the core's order, exactly as if a request had caused them. A control that
+/// cannot apply says why with a [`ControlError`] value.
+#[derive(Debug, Clone, Copy)]
+pub struct Controls<'a> {
+    pub(crate) server: &'a Server,
+}
+
+/// The members of a running server's ensemble, borrowed from it ([`Server::members`]); a
+/// single server is an ensemble of one. See docs/ensemble.md.
+///
+/// Ordering: member changes run one at a time, and one at a time with [`Server::restart`] (one
+/// lock).
+#[derive(Debug, Clone, Copy)]
+pub struct Members<'a> {
+    pub(crate) server: &'a Server,
 }

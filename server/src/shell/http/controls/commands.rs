@@ -26,7 +26,7 @@ use shepherd_protocol::ErrorCode;
 
 use crate::core::SessionId;
 use crate::shell::controls::faults::{Fault, FaultId, FaultRule};
-use crate::shell::handle::ServerHandle;
+use crate::shell::handle::Server;
 use crate::shell::http::Reply;
 
 /// ZooKeeper's default for `adddelay` without a parameter.
@@ -59,15 +59,15 @@ enum Kind {
 
 impl CommandFaults {
     /// Replaces the rule of `kind` with `rule` (or with none).
-    fn set(&self, handle: &ServerHandle, kind: Kind, rule: Option<FaultRule>) {
+    fn set(&self, handle: &Server, kind: Kind, rule: Option<FaultRule>) {
         let mut rules = self.rules.lock();
         if let Some(old) = rules[kind as usize].take() {
-            handle.remove_fault(old);
+            handle.controls().remove_fault(old);
         }
-        rules[kind as usize] = rule.map(|rule| handle.add_fault(rule));
+        rules[kind as usize] = rule.map(|rule| handle.controls().add_fault(rule));
     }
 
-    fn reset(&self, handle: &ServerHandle) {
+    fn reset(&self, handle: &Server) {
         for kind in [Kind::Delay, Kind::Fail, Kind::Hold] {
             self.set(handle, kind, None);
         }
@@ -137,7 +137,7 @@ pub(crate) fn long_decode(text: &str) -> Option<i64> {
 }
 
 /// Answers the command at `path` (which [`is_command`] accepted) for `handle`'s server.
-pub(crate) fn answer(handle: &ServerHandle, faults: &CommandFaults, path: &str) -> Reply {
+pub(crate) fn answer(handle: &Server, faults: &CommandFaults, path: &str) -> Reply {
     let command = &path[1..];
     let Some(rest) = command.strip_prefix("command/") else {
         return not_found(path);
@@ -165,7 +165,7 @@ pub(crate) fn answer(handle: &ServerHandle, faults: &CommandFaults, path: &str) 
 /// Carries out `action`; `None` for a parameter ZooKeeper would refuse, before anything is
 /// done.
 fn run(
-    handle: &ServerHandle,
+    handle: &Server,
     faults: &CommandFaults,
     action: Action,
     parameter: Option<&str>,
@@ -191,17 +191,17 @@ fn run(
     match action {
         Action::Ping | Action::RejectConnections | Action::ElectNewLeader => {}
         // The reply in flight is finished first (the HTTP connection's graceful close); the
-        // rest of the stop is the caller's ([`ServerHandle::stopping`]).
+        // rest of the stop is the caller's ([`Server::stopping`]).
         Action::Shutdown => handle.shutdown.cancel(),
         Action::CloseConnection => {
             for session in sessions(handle, number) {
                 // Unknown or not connected: nothing to close, as ZooKeeper finds.
-                let _ = handle.close_connection(session);
+                let _ = handle.controls().close_connection(session);
             }
         }
         Action::ExpireSession => {
             for session in sessions(handle, number) {
-                handle.expire_session(session);
+                handle.controls().expire_session(session);
             }
         }
         Action::AddDelay => {
@@ -227,8 +227,8 @@ fn run(
 }
 
 /// The sessions a command acts on: the one given if the server knows it, else every session.
-fn sessions(handle: &ServerHandle, only: Option<i64>) -> Vec<SessionId> {
-    let all = handle.sessions().into_iter().map(|s| s.id);
+fn sessions(handle: &Server, only: Option<i64>) -> Vec<SessionId> {
+    let all = handle.controls().sessions().into_iter().map(|s| s.id);
     match only {
         Some(id) => all.filter(|s| *s == id).collect(),
         None => all.collect(),

@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use shepherd_protocol::{ErrorCode, OpCode};
 
 use crate::shell::controls::faults::{Fault, FaultId, FaultRule, FaultTimes};
-use crate::shell::http::controls_json::{Invalid, hex, only_fields, parse_session};
+use crate::shell::http::controls::json::{Invalid, hex, only_fields, parse_session};
 
 /// The fields a rule may have.
 const FIELDS: &[&str] = &[

@@ -1,4 +1,4 @@
-//! The test controls over HTTP: what [`ServerHandle`] can do to a running server, as JSON
+//! The test controls over HTTP: what [`Server`] can do to a running server, as JSON
 //! endpoints, so that tests in any language can expire a session, cut or freeze a connection,
 //! inject faults, stop, start or partition an ensemble member, and inspect the server
 //! (docs/test-controls.md lists every endpoint).
@@ -17,10 +17,15 @@
 //! * every answer but ZooKeeper's `/command/*` is JSON; outcomes (no such session or member, not connected, a member's port
 //!   taken) are 404 and 409 values.
 //!
-//! The controls act through a second [`ServerHandle`] on the same shared state, so an HTTP call
+//! The controls act through a second [`Server`] on the same shared state, so an HTTP call
 //! does exactly what the Rust method of the same name does, in the same core order.
-//! [`ServerHandle::call_control`] runs the same routes in-process, past the listener: it needs no
+//! [`Controls::call`](crate::Controls::call) runs the same routes in-process, past the listener: it needs no
 //! token, since only code that holds the handle can call it, and answers the same JSON.
+
+mod auth;
+mod commands;
+mod faults;
+mod json;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -35,16 +40,13 @@ use tokio::net::TcpListener;
 
 use crate::core::SessionId;
 use crate::shell::controls::faults::FaultId;
-use crate::shell::controls::methods::ControlError;
 use crate::shell::ensemble::member::MemberState;
-use crate::shell::handle::ServerHandle;
-use crate::shell::http::controls_auth::{authorized, new_token};
-use crate::shell::http::controls_commands::{self, CommandFaults};
-use crate::shell::http::controls_faults::{parse_rule, rule_json};
-use crate::shell::http::controls_json::{
-    self as js, Invalid, hex, integer, object, only_fields, string,
-};
+use crate::shell::handle::{ControlError, Server};
 use crate::shell::http::{Handler, Reply};
+use auth::{authorized, new_token};
+use commands::CommandFaults;
+use faults::{parse_rule, rule_json};
+use json::{self as js, Invalid, hex, integer, object, only_fields, string};
 
 /// The largest request body read; a fault rule or a counter is a few hundred bytes.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -73,12 +75,12 @@ pub(crate) async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
 /// The OS random source failed, or the listener has no local address.
 pub(crate) fn start(
     listener: TcpListener,
-    handle: &ServerHandle,
+    handle: &Server,
     open_commands: bool,
 ) -> std::io::Result<(SocketAddr, String)> {
     let addr = listener.local_addr()?;
     let token = new_token()?;
-    let controls = Arc::new(Controls {
+    let controls = Arc::new(Service {
         handle: handle.view(),
         token: token.clone(),
         open_commands,
@@ -95,22 +97,7 @@ pub(crate) fn start(
     Ok((addr, token))
 }
 
-impl ServerHandle {
-    /// Where the test controls listen, if they are on
-    /// ([`crate::ServerBuilder::test_controls`]); docs/test-controls.md lists the endpoints.
-    pub fn test_controls_addr(&self) -> Option<SocketAddr> {
-        self.test_controls.as_ref().map(|(addr, _)| *addr)
-    }
-
-    /// The token every test-controls call must carry as `Authorization: Bearer <token>`:
-    /// 64 hex digits drawn from the OS random source at start. `None` when the controls are
-    /// off.
-    pub fn test_controls_token(&self) -> Option<&str> {
-        self.test_controls.as_ref().map(|(_, token)| token.as_str())
-    }
-}
-
-impl ServerHandle {
+impl crate::shell::Controls<'_> {
     /// The test controls in-process: the call `method path` with a JSON `body` (empty for the
     /// routes that take none) does what the same HTTP request to the test controls does, and
     /// answers the same status and JSON text (docs/test-controls.md), with no listener, token
@@ -118,7 +105,7 @@ impl ServerHandle {
     /// It works whether or not [`crate::ServerBuilder::test_controls`] is on.
     ///
     /// An unknown method is a 405, as over HTTP; a body over 64 KiB a 413.
-    pub async fn call_control(&self, method: &str, path: &str, body: &[u8]) -> (u16, String) {
+    pub async fn call(self, method: &str, path: &str, body: &[u8]) -> (u16, String) {
         let (status, value) = if body.len() > MAX_BODY_BYTES {
             let message = format!("the body is over {MAX_BODY_BYTES} bytes, or broken");
             let (status, value, _) = failure(StatusCode::PAYLOAD_TOO_LARGE, &message);
@@ -126,8 +113,8 @@ impl ServerHandle {
         } else {
             // ZooKeeper's `/command/*` URLs are the HTTP listener's alone: they are for clients
             // that speak only HTTP.
-            let controls = Controls {
-                handle: self.view(),
+            let controls = Service {
+                handle: self.server.view(),
                 token: String::new(),
                 open_commands: false,
                 command_faults: CommandFaults::default(),
@@ -152,8 +139,8 @@ impl ServerHandle {
 }
 
 /// What the handler of every connection shares.
-struct Controls {
-    handle: ServerHandle,
+struct Service {
+    handle: Server,
     token: String,
     /// ZooKeeper's `/command/*` answer without the token.
     open_commands: bool,
@@ -230,14 +217,14 @@ impl Route {
     }
 }
 
-impl Controls {
+impl Service {
     async fn answer(&self, request: Request<Incoming>) -> Reply {
         let path = request.uri().path();
-        if controls_commands::is_command(path)
+        if commands::is_command(path)
             && (self.open_commands || authorized(request.headers(), &self.token))
         {
             // Any method, and no body to read: as ZooKeeper's CommandListener.
-            return controls_commands::answer(&self.handle, &self.command_faults, path);
+            return commands::answer(&self.handle, &self.command_faults, path);
         }
         if !authorized(request.headers(), &self.token) {
             let mut reply = error(
@@ -318,27 +305,33 @@ impl Controls {
             (&Method::POST, Route::Faults) => object(body)
                 .and_then(|map| parse_rule(&map))
                 .map(|rule| {
-                    let id = handle.add_fault(rule);
+                    let id = handle.controls().add_fault(rule);
                     (StatusCode::CREATED, json!({ "id": id.number() }))
                 })
                 .map_err(Failure::from),
             (&Method::DELETE, Route::Faults) => {
-                handle.clear_faults();
+                handle.controls().clear_faults();
                 Ok(ok(json!({ "cleared": true })))
             }
             (&Method::DELETE, Route::Fault(id)) => remove_fault(handle, id),
             (&Method::POST, Route::Sequence) => set_sequence(handle, body),
             (&Method::GET, Route::Tree) => {
-                let nodes: Vec<Value> = handle.dump_tree().iter().map(js::node).collect();
+                let nodes: Vec<Value> =
+                    handle.controls().dump_tree().iter().map(js::node).collect();
                 Ok(ok(json!({ "nodes": nodes })))
             }
             (&Method::GET, Route::Watches) => {
-                let watches: Vec<Value> = handle.dump_watches().iter().map(js::watch).collect();
+                let watches: Vec<Value> = handle
+                    .controls()
+                    .dump_watches()
+                    .iter()
+                    .map(js::watch)
+                    .collect();
                 Ok(ok(json!({ "watches": watches })))
             }
-            (&Method::GET, Route::Notifications) => {
-                Ok(ok(js::notifications(&handle.notification_counts())))
-            }
+            (&Method::GET, Route::Notifications) => Ok(ok(js::notifications(
+                &handle.controls().notification_counts(),
+            ))),
             (&Method::GET, Route::Members) => Ok(ok(self.members())),
             _ => return None,
         })
@@ -349,13 +342,14 @@ impl Controls {
         let handle = &self.handle;
         let frozen = &handle.shared.frozen;
         handle
+            .controls()
             .sessions()
             .iter()
             .filter(|s| only.is_none_or(|id| s.id == id))
             .map(|s| {
                 let mut session = js::session(s, frozen.is_frozen(s.id));
                 if let Value::Object(map) = &mut session {
-                    map.insert("member".into(), json!(handle.session_member(s.id)));
+                    map.insert("member".into(), json!(handle.members().of_session(s.id)));
                 }
                 session
             })
@@ -366,17 +360,18 @@ impl Controls {
     fn members(&self) -> Value {
         let handle = &self.handle;
         let members: Vec<Value> = handle
-            .member_ids()
+            .members()
+            .ids()
             .into_iter()
             .map(|id| {
                 json!({
                     "id": id,
-                    "addr": handle.member_addr(id).map(|a| a.to_string()),
-                    "state": handle.member_state(id).map(state_name),
+                    "addr": handle.members().addr(id).map(|a| a.to_string()),
+                    "state": handle.members().state(id).map(state_name),
                 })
             })
             .collect();
-        json!({ "members": members, "leader": handle.leader() })
+        json!({ "members": members, "leader": handle.members().leader() })
     }
 
     async fn member_action(&self, id: &str, action: &str) -> Outcome {
@@ -385,10 +380,10 @@ impl Controls {
             .parse()
             .map_err(|_| Invalid::new(format!("not a member id (1..=n): {id:?}")))?;
         match action {
-            "stop" => handle.stop_member(id).await?,
-            "start" => handle.start_member(id).await?,
-            "partition" => handle.partition_member(id)?,
-            "heal" => handle.heal_member(id)?,
+            "stop" => handle.members().stop(id).await?,
+            "start" => handle.members().start(id).await?,
+            "partition" => handle.members().partition(id)?,
+            "heal" => handle.members().heal(id)?,
             other => {
                 return Err(Failure(
                     StatusCode::NOT_FOUND,
@@ -396,9 +391,9 @@ impl Controls {
                 ));
             }
         }
-        let state = handle.member_state(id).map(state_name);
+        let state = handle.members().state(id).map(state_name);
         Ok(ok(
-            json!({ "member": id, "state": state, "leader": handle.leader() }),
+            json!({ "member": id, "state": state, "leader": handle.members().leader() }),
         ))
     }
 
@@ -419,19 +414,19 @@ impl Controls {
                 if !known {
                     return Err(ControlError::UnknownSession(id).into());
                 }
-                handle.expire_session(id);
+                handle.controls().expire_session(id);
                 Ok(ok(json!({ "expired": hex(id) })))
             }
             "close" => {
-                handle.close_connection(id)?;
+                handle.controls().close_connection(id)?;
                 Ok(ok(json!({ "closed": hex(id) })))
             }
             "freeze" => {
-                handle.freeze_session(id)?;
+                handle.controls().freeze_session(id)?;
                 Ok(ok(json!({ "frozen": hex(id) })))
             }
             "thaw" => {
-                if handle.thaw_session(id) {
+                if handle.controls().thaw_session(id) {
                     Ok(ok(json!({ "thawed": hex(id) })))
                 } else {
                     let message = format!("session {} is not frozen", hex(id));
@@ -446,18 +441,18 @@ impl Controls {
     }
 }
 
-fn remove_fault(handle: &ServerHandle, id: &str) -> Outcome {
+fn remove_fault(handle: &Server, id: &str) -> Outcome {
     let number: u64 = id
         .parse()
         .map_err(|_| Invalid::new(format!("not a fault id: {id:?}")))?;
-    if handle.remove_fault(FaultId::from_number(number)) {
+    if handle.controls().remove_fault(FaultId::from_number(number)) {
         Ok(ok(json!({ "removed": number })))
     } else {
         Err(Failure(StatusCode::NOT_FOUND, format!("no fault {number}")))
     }
 }
 
-fn set_sequence(handle: &ServerHandle, body: &[u8]) -> Outcome {
+fn set_sequence(handle: &Server, body: &[u8]) -> Outcome {
     let map: Map<String, Value> = object(body)?;
     only_fields(&map, &["path", "value"])?;
     let path = string(&map, "path")?;
@@ -465,7 +460,7 @@ fn set_sequence(handle: &ServerHandle, body: &[u8]) -> Outcome {
     let value = integer(&map, "value")?;
     let value = i32::try_from(value)
         .map_err(|_| Invalid::new(format!("value: a 32-bit integer, not {value}")))?;
-    handle.set_sequence_counter(path, value)?;
+    handle.controls().set_sequence_counter(path, value)?;
     Ok(ok(json!({ "path": path, "value": value })))
 }
 

@@ -1,5 +1,6 @@
-//! The in-process ensemble, as its owner drives it: [`ServerHandle`]'s member controls (stop,
-//! start, partition, heal) and what they report (docs/ensemble.md).
+//! The methods of [`Members`], the ensemble's face of a running server: stop, start, partition,
+//! heal, and what they report (docs/ensemble.md); and the election and accept loops that the
+//! builder and the restart share with them.
 //!
 //! A server built with [`ServerBuilder::members`](crate::ServerBuilder::members) has n client
 //! endpoints sharing one state (`member.rs` owns their listeners and leadership). A member is
@@ -9,8 +10,8 @@
 //! connection of that member, new ones included.
 //!
 //! Ordering: member changes run one at a time, and one at a time with
-//! [`ServerHandle::restart`] (one lock). Stop and start run as tasks of their own, so dropping
-//! their futures never leaves a member half stopped.
+//! [`Server::restart`](crate::Server::restart) (one lock). Stop and start run as tasks of their
+//! own, so dropping their futures never leaves a member half stopped.
 
 use std::io;
 use std::net::SocketAddr;
@@ -19,31 +20,37 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
 
+use shepherd_protocol::FourLetterWord;
+
 use crate::core::SessionId;
-use crate::shell::controls::methods::ControlError;
 use crate::shell::ensemble::member::MemberState;
-use crate::shell::handle::ServerHandle;
+use crate::shell::handle::{ControlError, Members};
 use crate::shell::net::listener;
+use crate::shell::observe::admin;
 use crate::shell::state::shared::Shared;
 
-impl ServerHandle {
+impl<'a> Members<'a> {
+    fn shared(&self) -> &'a Arc<Shared> {
+        &self.server.shared
+    }
+
     /// Every member's id, `1..=n` like ZooKeeper's `myid` (just `[1]` for a single server).
-    pub fn member_ids(&self) -> Vec<u64> {
-        self.shared.members.ids()
+    pub fn ids(&self) -> Vec<u64> {
+        self.shared().members.ids()
     }
 
     /// A member's client address, also while it is stopped (it listens on the same one again);
     /// `None` for an unknown id.
-    pub fn member_addr(&self, id: u64) -> Option<SocketAddr> {
-        self.shared.members.addr(id)
+    pub fn addr(&self, id: u64) -> Option<SocketAddr> {
+        self.shared().members.addr(id)
     }
 
     /// A member's state; `None` for an unknown id. Stopped wins over partitioned.
-    pub fn member_state(&self, id: u64) -> Option<MemberState> {
-        let stopped = self.shared.members.is_stopped(id)?;
+    pub fn state(&self, id: u64) -> Option<MemberState> {
+        let stopped = self.shared().members.is_stopped(id)?;
         Some(if stopped {
             MemberState::Stopped
-        } else if self.shared.frozen.is_partitioned(id) {
+        } else if self.shared().frozen.is_partitioned(id) {
             MemberState::Partitioned
         } else {
             MemberState::Up
@@ -52,18 +59,27 @@ impl ServerHandle {
 
     /// The member the session's live connection came in on; `None` when the session is
     /// unknown or has no connection.
-    pub fn session_member(&self, session: SessionId) -> Option<u64> {
-        let conn = self.shared.query(|core| core.session_connection(session))?;
-        self.shared.router().connection_member(conn)
+    pub fn of_session(&self, session: SessionId) -> Option<u64> {
+        let conn = self
+            .shared()
+            .query(|core| core.session_connection(session))?;
+        self.shared().router().connection_member(conn)
+    }
+
+    /// Runs a four-letter word as member `id` answers it, whitelist or not, whatever the
+    /// member's state; `None` for an unknown member.
+    pub fn four_letter_word(&self, id: u64, word: FourLetterWord) -> Option<String> {
+        self.shared().members.addr(id)?;
+        Some(admin::render(self.shared(), id, word))
     }
 
     /// The member that reports `Mode: leader`; `None` for a single server (`standalone`) or
     /// when no member is up.
     pub fn leader(&self) -> Option<u64> {
-        if self.shared.members.len() <= 1 {
+        if self.shared().members.len() <= 1 {
             return None;
         }
-        self.shared.members.leader()
+        self.shared().members.leader()
     }
 
     /// Stops a member: its listener closes (connecting to its port is refused) and its
@@ -78,13 +94,13 @@ impl ServerHandle {
     ///
     /// # Errors
     /// [`ControlError::UnknownMember`].
-    pub async fn stop_member(&self, id: u64) -> Result<(), ControlError> {
-        let _one_at_a_time = self.shared.members.changes.lock().await;
-        if self.shared.members.is_stopped(id).is_none() {
+    pub async fn stop(self, id: u64) -> Result<(), ControlError> {
+        let _one_at_a_time = self.shared().members.changes.lock().await;
+        if self.shared().members.is_stopped(id).is_none() {
             return Err(ControlError::UnknownMember(id));
         }
-        let shared = self.shared.clone();
-        let task = self.tracker.spawn(async move {
+        let shared = self.shared().clone();
+        let task = self.server.tracker.spawn(async move {
             if let Some(accepting) = shared.members.stop(id, false) {
                 // Cancelled, it returns at once and drops the listener, freeing the port.
                 let _ = accepting.await;
@@ -106,22 +122,23 @@ impl ServerHandle {
     /// [`ControlError::UnknownMember`]; [`ControlError::MemberUnavailable`] when the port
     /// could not be bound again (another process took it: the member stays stopped and a
     /// later call may try again), or the server is shut down or its log failed.
-    pub async fn start_member(&self, id: u64) -> Result<(), ControlError> {
-        let _one_at_a_time = self.shared.members.changes.lock().await;
-        match self.shared.members.is_stopped(id) {
+    pub async fn start(self, id: u64) -> Result<(), ControlError> {
+        let _one_at_a_time = self.shared().members.changes.lock().await;
+        match self.shared().members.is_stopped(id) {
             None => return Err(ControlError::UnknownMember(id)),
             Some(false) => return Ok(()),
             Some(true) => {}
         }
-        let (shared, tracker) = (self.shared.clone(), self.tracker.clone());
+        let (shared, tracker) = (self.shared().clone(), self.server.tracker.clone());
         let task = self
+            .server
             .tracker
             .spawn(async move { listen(&shared, &tracker, id).await });
         let started = task
             .await
             .map_err(|e| ControlError::MemberUnavailable(id, format!("the start failed: {e}")))?;
         started.map_err(|e| ControlError::MemberUnavailable(id, e.to_string()))?;
-        elect(&self.shared);
+        elect(self.shared());
         tracing::info!(member = id, "member started");
         Ok(())
     }
@@ -134,12 +151,12 @@ impl ServerHandle {
     ///
     /// # Errors
     /// [`ControlError::UnknownMember`].
-    pub fn partition_member(&self, id: u64) -> Result<(), ControlError> {
-        if self.shared.members.is_stopped(id).is_none() {
+    pub fn partition(&self, id: u64) -> Result<(), ControlError> {
+        if self.shared().members.is_stopped(id).is_none() {
             return Err(ControlError::UnknownMember(id));
         }
-        self.shared.frozen.partition(id);
-        elect(&self.shared);
+        self.shared().frozen.partition(id);
+        elect(self.shared());
         Ok(())
     }
 
@@ -148,12 +165,12 @@ impl ServerHandle {
     ///
     /// # Errors
     /// [`ControlError::UnknownMember`].
-    pub fn heal_member(&self, id: u64) -> Result<(), ControlError> {
-        if self.shared.members.is_stopped(id).is_none() {
+    pub fn heal(&self, id: u64) -> Result<(), ControlError> {
+        if self.shared().members.is_stopped(id).is_none() {
             return Err(ControlError::UnknownMember(id));
         }
-        self.shared.frozen.heal(id);
-        elect(&self.shared);
+        self.shared().frozen.heal(id);
+        elect(self.shared());
         Ok(())
     }
 }
