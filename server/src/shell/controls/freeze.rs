@@ -22,7 +22,7 @@ use crate::core::SessionId;
 #[derive(Default)]
 struct Held {
     sessions: HashSet<SessionId>,
-    /// Partitioned members, by id (`ensemble/control.rs`).
+    /// Partitioned members, by id (`handle/members.rs`).
     members: HashSet<u64>,
 }
 

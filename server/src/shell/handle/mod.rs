@@ -44,7 +44,7 @@ pub struct Server {
     local_addr: SocketAddr,
     /// The bound addresses of the AdminServer and of `/metrics`, when on.
     pub(crate) http_addrs: (Option<SocketAddr>, Option<SocketAddr>),
-    /// The test controls' address and token, when on (`http/controls.rs`).
+    /// The test controls' address and token, when on (`http/controls/`).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) test_controls: Option<(SocketAddr, String)>,
     /// The TLS port's address, when TLS is on.

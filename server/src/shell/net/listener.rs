@@ -45,7 +45,7 @@ pub(crate) async fn accept_loop(
 /// Accepts TLS connections on the secure port (`secureClientPort`) for member 1; with
 /// `client.portUnification` plain ones too. The loop lives until `shutdown`, across restarts;
 /// each connection belongs to the generation current when it was accepted, so that a restart
-/// drops TLS connections as it drops plain ones (`durable/restart.rs`).
+/// drops TLS connections as it drops plain ones (`handle/restart.rs`).
 pub(crate) async fn secure_accept_loop(
     listener: TcpListener,
     shared: Arc<Shared>,

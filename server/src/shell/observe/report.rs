@@ -398,7 +398,7 @@ pub(crate) fn monitor(shared: &Shared, member: u64) -> Monitor {
             ("packets_sent", Gauge, Figure::count(packets_sent)),
             ("num_alive_connections", Gauge, Figure::count(connections)),
             // Requests are applied as they are read; what waits is what a durable server holds
-            // for its disk (`state/backlog.rs`).
+            // for its disk (`route/backlog.rs`).
             (
                 "outstanding_requests",
                 Gauge,

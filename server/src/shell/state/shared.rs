@@ -1,9 +1,9 @@
-//! The state every task of one server shares, and the routing of the core's actions to the
-//! connections they are for.
+//! The state every task of one server shares: the core behind its lock, and the write path
+//! (`route/`) that carries what the core produces to the connections.
 //!
 //! [`Shared`] is a handle with synchronous methods: a lock is taken, the core is called, the
-//! actions it returns are pushed onto the connections' outbound queues, and the lock is
-//! released, never across an `.await`. Each connection's task drains its own queue.
+//! actions it returns are handed to the router, the call's log entries to the log, and the lock
+//! is released, never across an `.await`. Each connection's task drains its own queue.
 //!
 //! Ordering invariant: actions are routed while the core lock is held, so every connection's
 //! queue receives events and replies in the core's single total order (docs/protocol.md §9.6).
@@ -176,7 +176,7 @@ impl Shared {
 
     /// Holds `view`, computed from the core, until everything handed to the log when it was
     /// computed is on disk: a window on the core (a four-letter word, the AdminServer,
-    /// `/metrics`) shows only durable state, as the replies do (`durable/gate.rs`). `None` when
+    /// `/metrics`) shows only durable state, as the replies do (`route/gate.rs`). `None` when
     /// the log has failed: the view must not be shown. In memory, `view` at once. The last zxid
     /// handed is read after `view` was computed, so it covers everything `view` can show.
     /// Cancellation safe.

@@ -7,10 +7,10 @@
 //! Invariants:
 //! * the listener is on a loopback address, never anything else: start refuses the rest;
 //! * every request carries `Authorization: Bearer <token>`
-//!   ([`controls_auth`](crate::shell::http::controls_auth)), checked before its body is read;
+//!   ([`auth`]), checked before its body is read;
 //!   without it the answer is 401 and nothing is done. The one exception, when the server was
 //!   started with it ([`crate::ServerBuilder::test_controls_open_commands`]): ZooKeeper's
-//!   `/command/*` URLs ([`controls_commands`](crate::shell::http::controls_commands)), whose
+//!   `/command/*` URLs ([`commands`]), whose
 //!   own client sends no token;
 //! * a body is read only up to [`MAX_BODY_BYTES`] (413 beyond), and no body, however malformed,
 //!   panics or applies a control: it is a 400 with `{"error": "..."}`;

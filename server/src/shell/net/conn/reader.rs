@@ -139,7 +139,7 @@ pub(crate) async fn read_loop<R: AsyncRead + Unpin>(
             continue;
         }
         // Too much waits for the disk, server-wide: read nothing more until the log catches up
-        // (`state/backlog.rs`). Its silence meanwhile is ours, so the idle timer starts again.
+        // (`route/backlog.rs`). Its silence meanwhile is ours, so the idle timer starts again.
         if let Some(backlog) = shared.router().backlog()
             && backlog.full()
         {
