@@ -1,7 +1,7 @@
 //! A differential oracle: seeded random sequences of requests sent over the raw wire to two
 //! servers (real ZooKeeper 3.8 and Shepherd), every reply and event compared, and a minimal
 //! reproducer printed for the first difference of each sequence that has one. The `oracle`
-//! binary of this crate drives it (`cargo run -p shepherd-testkit --bin oracle -- --help`).
+//! binary of this crate drives it (`cargo run -p shepherd-verify --bin oracle -- --help`).
 //!
 //! * [`step`]: what a sequence is made of, and how a step prints;
 //! * [`generate`]: the seeded generator;

@@ -27,9 +27,9 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tokio::sync::watch;
 
-use crate::TestServer;
-use crate::ensemble::TestEnsemble;
 use serve::DurableServe;
+use shepherd_testkit::TestServer;
+use shepherd_testkit::ensemble::TestEnsemble;
 use zookeeper::OwnZooKeeper;
 
 /// How long a fault lasts before it is healed.

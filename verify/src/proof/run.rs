@@ -4,7 +4,7 @@
 //!
 //! Invariants: the run is bounded (the plan's op count and duration, each operation by
 //! [`OP_TIMEOUT`](crate::proof::workload::OP_TIMEOUT), every setup wait by
-//! [`WAIT`](crate::WAIT)); every fault the nemesis injected is healed before the history is
+//! [`WAIT`](shepherd_testkit::WAIT)); every fault the nemesis injected is healed before the history is
 //! checked, and counted in the report; a server this run started is stopped before it returns.
 
 use std::fmt;
@@ -15,7 +15,6 @@ use std::time::Duration;
 use shepherd_client::Client;
 use tokio::sync::watch;
 
-use crate::ensemble::TestEnsemble;
 use crate::proof::Verdict;
 use crate::proof::history::{History, Recorder};
 use crate::proof::judge::{judge, line};
@@ -23,6 +22,7 @@ use crate::proof::nemesis::serve::DurableServe;
 use crate::proof::nemesis::zookeeper::OwnZooKeeper;
 use crate::proof::nemesis::{self, Target};
 use crate::proof::workload::{Plan, Workload};
+use shepherd_testkit::ensemble::TestEnsemble;
 
 /// The servers a run can target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,7 +171,7 @@ pub async fn start_target(config: &RunConfig) -> Target {
         return Target::External(connect.clone());
     }
     match config.server {
-        ServerKind::Embedded => Target::Embedded(crate::embedded().await),
+        ServerKind::Embedded => Target::Embedded(shepherd_testkit::embedded().await),
         ServerKind::Durable => {
             let bin = config
                 .shepherd_bin
@@ -198,9 +198,9 @@ pub async fn run_on(config: &RunConfig, target: &mut Target) -> RunReport {
     let connect = target.connect_string();
     let mut clients: Vec<Client> = Vec::new();
     for _ in 0..config.clients.max(1) {
-        clients.push(crate::connect(&connect).await);
+        clients.push(shepherd_testkit::connect(&connect).await);
     }
-    let root = crate::unique(&format!("proof-{}", config.workload));
+    let root = shepherd_testkit::unique(&format!("proof-{}", config.workload));
     let recorder = Recorder::new();
     let plan = Plan::new(config.ops, config.duration, config.seed);
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -221,7 +221,7 @@ pub async fn run_on(config: &RunConfig, target: &mut Target) -> RunReport {
     };
     for client in &clients {
         // Best effort: a session the nemesis ended is closed already.
-        let _ = tokio::time::timeout(crate::WAIT, client.close()).await;
+        let _ = tokio::time::timeout(shepherd_testkit::WAIT, client.close()).await;
     }
     let history = recorder.history();
     let verdict = judge(config.workload, &history);
@@ -248,7 +248,9 @@ fn scratch_dir(what: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "shepherd-proof-{what}-{}-{}",
         std::process::id(),
-        crate::unique("d").trim_start_matches('/').replace('/', "-")
+        shepherd_testkit::unique("d")
+            .trim_start_matches('/')
+            .replace('/', "-")
     ));
     std::fs::create_dir_all(&dir).expect("create a scratch directory");
     dir

@@ -10,9 +10,9 @@
 
 use shepherd_protocol::OpCode;
 use shepherd_server::{Fault, FaultRule};
-use shepherd_testkit::proof::nemesis::Target;
-use shepherd_testkit::proof::run::{RunConfig, RunReport, ServerKind, run_on};
-use shepherd_testkit::proof::workload::Workload;
+use shepherd_verify::proof::nemesis::Target;
+use shepherd_verify::proof::run::{RunConfig, RunReport, ServerKind, run_on};
+use shepherd_verify::proof::workload::Workload;
 
 /// `workload` without its nemesis on a fresh embedded server, broken by `rule` if given.
 async fn run_broken(workload: Workload, rule: Option<FaultRule>) -> RunReport {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
 use super::owned::Owned;
-use crate::spawn_serve_draining;
+use shepherd_testkit::spawn_serve_draining;
 
 /// A durable `shepherd serve` that can be killed and restarted.
 #[derive(Debug)]

@@ -99,7 +99,10 @@ where
         .collect();
     for task in tasks {
         if let Err(e) = task.await {
-            panic!("a workload worker failed: {}", crate::panic_message(e));
+            panic!(
+                "a workload worker failed: {}",
+                shepherd_testkit::panic_message(e)
+            );
         }
     }
 }

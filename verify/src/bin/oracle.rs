@@ -3,7 +3,7 @@
 //! difference.
 //!
 //! ```text
-//! cargo run -p shepherd-testkit --bin oracle -- \
+//! cargo run -p shepherd-verify --bin oracle -- \
 //!     --a "$SHEPHERD_REAL_ZK" --b "$SHEPHERD_ADDR" --seeds 200
 //! ```
 //!
@@ -15,11 +15,11 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use shepherd_testkit::oracle::differential::{Setup, check};
-use shepherd_testkit::oracle::generate::generate_with;
-use shepherd_testkit::oracle::report::render;
-use shepherd_testkit::oracle::run::Limits;
-use shepherd_testkit::oracle::step::Step;
+use shepherd_verify::oracle::differential::{Setup, check};
+use shepherd_verify::oracle::generate::generate_with;
+use shepherd_verify::oracle::report::render;
+use shepherd_verify::oracle::run::Limits;
+use shepherd_verify::oracle::step::Step;
 
 /// Differential oracle: the same seeded request sequences on two servers, every answer compared.
 #[derive(Parser, Debug)]

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use proptest::prelude::*;
-use shepherd_testkit::proof::check::check_register;
-use shepherd_testkit::proof::{Event, F, History, Type, Value};
+use shepherd_verify::proof::check::check_register;
+use shepherd_verify::proof::{Event, F, History, Type, Value};
 
 #[derive(Clone, Debug)]
 enum Step {

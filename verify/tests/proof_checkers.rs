@@ -4,12 +4,12 @@
 
 use std::time::Duration;
 
-use shepherd_testkit::proof::check::{
+use shepherd_verify::proof::check::{
     check_counter, check_mutex, check_queue, check_register, check_register_with_budget, check_set,
     check_unique_ids,
 };
-use shepherd_testkit::proof::format::{to_edn, to_porcupine_json};
-use shepherd_testkit::proof::{Event, F, History, Recorder, Type, Value, Verdict};
+use shepherd_verify::proof::format::{to_edn, to_porcupine_json};
+use shepherd_verify::proof::{Event, F, History, Recorder, Type, Value, Verdict};
 
 use F::*;
 use Type::{Fail as No, Info as Maybe, Invoke as Call, Ok as Done};

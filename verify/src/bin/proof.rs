@@ -6,8 +6,8 @@
 //! ```
 //!
 //! ```text
-//! cargo run -p shepherd-testkit --bin proof -- --workload register --server embedded --ops 500
-//! cargo run -p shepherd-testkit --bin proof -- --workload all --server durable \
+//! cargo run -p shepherd-verify --bin proof -- --workload register --server embedded --ops 500
+//! cargo run -p shepherd-verify --bin proof -- --workload all --server durable \
 //!     --shepherd-bin target/debug/shepherd --duration 600 --ops 1000000
 //! ```
 //!
@@ -19,8 +19,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use shepherd_testkit::proof::run::{RunConfig, ServerKind, run};
-use shepherd_testkit::proof::workload::Workload;
+use shepherd_verify::proof::run::{RunConfig, ServerKind, run};
+use shepherd_verify::proof::workload::Workload;
 
 /// Workloads against a server under faults, each history checked.
 #[derive(Parser, Debug)]
@@ -111,7 +111,7 @@ async fn main() -> ExitCode {
             } else {
                 out.clone()
             };
-            if let Err(e) = shepherd_testkit::proof::history_file::write(&path, &report.history) {
+            if let Err(e) = shepherd_verify::proof::history_file::write(&path, &report.history) {
                 eprintln!("proof: write {}: {e}", path.display());
                 return ExitCode::from(2);
             }

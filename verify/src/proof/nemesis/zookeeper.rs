@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use super::owned::Owned;
-use crate::ensemble::real::{mode, poll};
+use shepherd_testkit::ensemble::real::{mode, poll};
 
 /// The classpath of Debian's ZooKeeper, as `.ci/real-zk.sh` has it.
 const CLASSPATH: &str = "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-api.jar:\

@@ -1,8 +1,8 @@
 //! Every workload, a few hundred operations on a fresh embedded server with its nemesis (cut
 //! and held connections): each history must be judged VALID.
 
-use shepherd_testkit::proof::run::{RunConfig, ServerKind, run};
-use shepherd_testkit::proof::workload::Workload;
+use shepherd_verify::proof::run::{RunConfig, ServerKind, run};
+use shepherd_verify::proof::workload::Workload;
 
 async fn valid(workload: Workload) {
     let report = run(&RunConfig::new(workload, ServerKind::Embedded)).await;

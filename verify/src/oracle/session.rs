@@ -2,7 +2,7 @@
 //! the last zxid it saw, and how many sessions the slot has had.
 //!
 //! Invariants: every read is bounded by the caller's limit (shorter than the kit's
-//! [`WAIT`](crate::WAIT), so a silent server becomes a recorded line, not a panic); a slot
+//! [`WAIT`](shepherd_testkit::WAIT), so a silent server becomes a recorded line, not a panic); a slot
 //! whose connection is lost is given a connection again before anything else is read from it
 //! (resumed with its id and password, or a new session if the server refuses).
 
@@ -11,7 +11,7 @@ use std::time::Duration;
 use shepherd_protocol::{ConnectRequest, ConnectResponse, decode_from};
 use tokio::net::TcpStream;
 
-use crate::peer::{Peer, hello};
+use shepherd_testkit::{Peer, hello};
 
 /// What one bounded read gave.
 #[derive(Debug)]
