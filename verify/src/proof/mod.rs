@@ -12,12 +12,16 @@
 //! * [`workload`]: the workloads;
 //! * [`nemesis`]: the faults, per server;
 //! * [`run`]: one workload on one server with its nemesis, bounded, with its verdict;
+//! * [`chaos`]: the lock chaos run: every lock recipe under the per-session nemesis, judged by
+//!   the lock checker and by the mutex checks on its history; [`count`]: its counters;
 //! * [`judge`]: which check judges which workload; [`interim_check`]: the run's own checks.
 //!
 //! Invariant: the history and the checks do no I/O except writing a history out; a checker
 //! never answers "valid" when it could not finish.
 
+pub mod chaos;
 pub mod check;
+pub mod count;
 pub mod format;
 pub mod history;
 pub mod history_file;

@@ -1,10 +1,12 @@
 //! The checkers: one pure function per workload, each judging a [`History`](crate::proof::History)
-//! into a [`Verdict`](crate::proof::Verdict).
+//! into a [`Verdict`](crate::proof::Verdict); and [`locks`], the chaos run's checker of lock
+//! safety from the tree and the holders' own records.
 //!
 //! Invariant: a checker answers `Valid` only when the history is consistent with its model and
 //! `Invalid` only with the events that show it is not; anything undecided is `Unknown`.
 
 mod counter;
+pub mod locks;
 mod mutex;
 pub mod ops;
 mod queue;

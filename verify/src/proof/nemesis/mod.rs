@@ -10,6 +10,10 @@
 //! | real three-JVM ensemble | `stop` (`kill -9` of a member's JVM, started again), `partition` (`SIGSTOP`, then `SIGCONT`); the first fault stops the leader, later ones are the leader's half the time (`stop-leader`, `partition-leader`) |
 //! | any server named by its address | none |
 //!
+//! [`session`] is the chaos run's nemesis of the embedded server, one session at a time (cut,
+//! lost reply, dropped request, delay, short and long freeze, expiry, a holder's pause), paced
+//! by time rather than by operations; its own invariants are in its docs.
+//!
 //! Invariants: every fault injected is healed before [`run`] returns, and each one is counted by
 //! its kind in the returned list. Faults are paced by the workload's progress (one every so
 //! many operations begun), so that a short run on a fast server meets as many as a long one on
@@ -19,6 +23,7 @@
 
 mod owned;
 pub mod serve;
+pub mod session;
 pub mod zookeeper;
 
 use std::time::Duration;

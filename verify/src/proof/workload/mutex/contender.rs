@@ -1,9 +1,15 @@
-//! One chaos client: contends for its lock kind again and again, and while holding writes the
-//! family's resource (a writer) or validates a read of it (a reader), reporting each step to
-//! the checker. When its session ends it carries on with a new one, as an application would.
+//! The mutex workload in the chaos run ([`chaos`](crate::proof::chaos)): one client contends
+//! for its lock kind again and again, and while holding writes the family's resource (a
+//! writer) or validates a read of it (a reader), reporting each step to the lock checker. When
+//! its session ends it carries on with a new one, as an application would. A recorded worker
+//! (a writer the nemesis spares) also records each hold in the history as the mutex workload
+//! does: acquire, each guarded write, release, all as one process; a release is recorded ok
+//! only when nothing (a `lost()`, a session gone) says the lock may have ended before it.
 //!
-//! Each iteration is bounded by [`ChaosConfig::hang_bound`](super::engine::ChaosConfig): an
-//! iteration past it is a hang. A holder told by the driver to pause freezes its own session
+//! Each iteration is bounded by
+//! [`ChaosConfig::hang_bound`](crate::proof::chaos::ChaosConfig::hang_bound): an iteration
+//! past it is a hang (and a recorded operation left open is recorded info). A holder told by
+//! the nemesis to pause freezes its own session
 //! (nothing it sends reaches the server, as for a process stopped by a long GC pause), sleeps
 //! past the session timeout without watching `lost()`, thaws, and only then writes: the write
 //! of a paused holder that wakes late, which fencing must refuse. Its lock session has usually
@@ -21,10 +27,13 @@ use shepherd_client::{Client, Error as ZkError, ErrorCode, MultiBuilder, WriteRe
 use shepherd_recipes::{AnyGuard, Error, Guard, Lock, LockKind, LostReason};
 use tokio::time::{sleep, timeout};
 
-use super::checker::{Holder, Kind};
-use super::driver::FaultKind;
-use super::engine::Ctx;
 use super::family::{FAMILIES, assign, decode_resource, encode_resource, is_reader};
+use crate::proof::chaos::ChaosConfig;
+use crate::proof::chaos::ctx::Ctx;
+use crate::proof::check::locks::{Holder, Kind};
+use crate::proof::history::{F, Pending, Value};
+use crate::proof::nemesis::session::FaultKind;
+use crate::proof::workload::plan::Process;
 
 /// Runs worker `index` until the run stops; returns its session, still open, so that the
 /// orphan check sees the tree before the session's close would tidy it.
@@ -32,7 +41,9 @@ pub async fn run(ctx: Arc<Ctx>, index: usize) -> Option<Client> {
     let (kind, family) = assign(index);
     let mut rng =
         StdRng::seed_from_u64(ctx.config.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ index as u64);
-    let slot = &ctx.slots[index];
+    let slot = &ctx.sessions.slots[index];
+    let recorded = ChaosConfig::is_recorded(index, !is_reader(kind));
+    let mut process = Process::new(index, ctx.config.clients);
     let mut client: Option<Client> = None;
     while !ctx.stopping() {
         let c = match &client {
@@ -60,11 +71,13 @@ pub async fn run(ctx: Arc<Ctx>, index: usize) -> Option<Client> {
             kind,
             family,
             index,
+            process: recorded.then_some(process.id()),
         };
-        if timeout(ctx.config.hang_bound(), work.iteration(&mut rng))
-            .await
-            .is_err()
-        {
+        let known = timeout(ctx.config.hang_bound(), work.iteration(&mut rng)).await;
+        if !matches!(known, Ok(true)) {
+            process.crashed();
+        }
+        if known.is_err() {
             ctx.checker.violation(
                 Kind::Hang,
                 format!(
@@ -90,23 +103,59 @@ struct Work<'a> {
     kind: LockKind,
     family: usize,
     index: usize,
+    /// The process the iteration records as, for a recorded worker.
+    process: Option<u64>,
+}
+
+/// How a writer's write ended.
+enum Written {
+    /// The resource took it.
+    Accepted,
+    /// Refused: the lock was gone, or the token stale.
+    Refused,
+    /// Not known, or failed otherwise.
+    Unknown,
 }
 
 impl Work<'_> {
-    async fn iteration(&self, rng: &mut StdRng) {
+    /// Invokes `f` in the history, for a recorded worker.
+    fn invoke(&self, f: F, value: Value) -> Option<Pending> {
+        let name = FAMILIES[self.family].name;
+        self.process
+            .map(|p| self.ctx.recorder.invoke(p, f, Some(name), value))
+    }
+
+    /// One acquire, hold and release; whether every recorded outcome is known.
+    async fn iteration(&self, rng: &mut StdRng) -> bool {
         let ctx = self.ctx;
         let t = ctx.config.session_timeout;
-        let slot = &ctx.slots[self.index];
+        let slot = &ctx.sessions.slots[self.index];
         slot.step("acquire");
         ctx.counters.acquire_attempts.inc();
         let lock = self
             .kind
             .build(self.client, FAMILIES[self.family].lock_path());
         let wait = t.mul_f64(rng.random_range(0.0..1.0));
+        let acquire = self.invoke(F::Acquire, Value::Nil);
         match lock.acquire_timeout(wait).await {
-            Ok(None) => ctx.counters.acquire_timeouts.inc(),
-            Ok(Some(guard)) => self.hold(guard, rng).await,
+            Ok(None) => {
+                ctx.counters.acquire_timeouts.inc();
+                if let Some(acquire) = acquire {
+                    acquire.fail(Value::Nil);
+                }
+                true
+            }
+            Ok(Some(guard)) => {
+                let token = guard.fencing_token().into_iter().max().unwrap_or(0);
+                if let Some(acquire) = acquire {
+                    acquire.ok(Value::Token(token));
+                }
+                self.hold(guard, token, rng).await
+            }
             Err(e) => {
+                if let Some(acquire) = acquire {
+                    acquire.info(Value::Nil);
+                }
                 ctx.counters.acquire_errors.inc();
                 if !expected(&e) {
                     ctx.checker.violation(
@@ -118,14 +167,18 @@ impl Work<'_> {
                         ),
                     );
                 }
+                false
             }
         }
     }
 
-    async fn hold(&self, guard: AnyGuard, rng: &mut StdRng) {
+    /// Holds `guard` (recorded with `recorded_token`), then releases it; whether every
+    /// recorded outcome is known.
+    async fn hold(&self, guard: AnyGuard, recorded_token: i64, rng: &mut StdRng) -> bool {
         let ctx = self.ctx;
         let t = ctx.config.session_timeout;
-        let slot = &ctx.slots[self.index];
+        let slot = &ctx.sessions.slots[self.index];
+        let mut known = true;
         let token = guard.fencing_token();
         let holder = Holder {
             id: ctx.next_holder(),
@@ -175,13 +228,30 @@ impl Work<'_> {
             if holder.reader {
                 self.validated_read(via, &holder).await;
             } else {
-                self.fenced_write(via, &holder).await;
+                // Only the lock's own session's writes are the workload's; a paused holder
+                // is never a recorded one.
+                let write = match via {
+                    Via::Guard(_) => self.invoke(F::Write, Value::Token(recorded_token)),
+                    Via::Storage => None,
+                };
+                let written = self.fenced_write(via, &holder).await;
+                if let Some(write) = write {
+                    let value = Value::Token(recorded_token);
+                    match written {
+                        Written::Accepted => write.ok(value),
+                        Written::Refused => write.fail(value),
+                        Written::Unknown => {
+                            write.info(value);
+                            known = false;
+                        }
+                    }
+                }
             }
         }
         ctx.checker.leave(self.family, holder.id);
         slot.holding.store(false, Relaxed);
         // A holder whose session ended must be told: lost() resolves within a bound.
-        if lost_reason.is_none() && ctx.server.session(holder.session).is_none() {
+        if lost_reason.is_none() && ctx.server().session(holder.session).is_none() {
             slot.step("lost");
             match timeout(t * 3, &mut lost).await {
                 Ok(reason) => lost_reason = Some(reason),
@@ -201,7 +271,22 @@ impl Work<'_> {
             ctx.counters.lost(reason);
         }
         slot.step("release");
-        match guard.release().await {
+        let release = self.invoke(F::Release, Value::Token(recorded_token));
+        let released = guard.release().await;
+        if let Some(release) = release {
+            // Surely held until now only if nothing says the lock may have gone before: no
+            // `lost()`, and the session (whose ephemeral nodes are the lock) still alive.
+            let surely = released.is_ok()
+                && lost_reason.is_none()
+                && ctx.server().session(holder.session).is_some();
+            if surely {
+                release.ok(Value::Token(recorded_token));
+            } else {
+                release.info(Value::Token(recorded_token));
+                known = false;
+            }
+        }
+        match released {
             Ok(()) => ctx.counters.releases.inc(),
             Err(e) if expected(&e) => ctx.counters.releases.inc(),
             Err(e) => ctx.checker.violation(
@@ -213,32 +298,33 @@ impl Work<'_> {
                 ),
             ),
         }
+        known
     }
 
     /// A stop-the-world pause past the session timeout: the session is frozen so nothing of
     /// ours reaches the server meanwhile, and `lost()` is not watched.
     async fn pause(&self, rng: &mut StdRng) {
         let ctx = self.ctx;
-        let slot = &ctx.slots[self.index];
+        let slot = &ctx.sessions.slots[self.index];
         slot.step("pause");
         let session = self.client.session_id();
-        if ctx.server.freeze_session(session).is_err() {
+        if ctx.server().freeze_session(session).is_err() {
             return;
         }
-        ctx.counters.faults[FaultKind::HolderPause as usize].inc();
+        ctx.sessions.faults[FaultKind::HolderPause as usize].inc();
         sleep(
             ctx.config
                 .session_timeout
                 .mul_f64(rng.random_range(1.5..2.5)),
         )
         .await;
-        ctx.server.thaw_session(session);
+        ctx.server().thaw_session(session);
         ctx.counters.late_writes.inc();
     }
 
     /// A writer's write: the guarded write (applied only while our lock node exists), after a
     /// token compare-and-set where the family needs one.
-    async fn fenced_write(&self, via: Via<'_>, holder: &Holder) {
+    async fn fenced_write(&self, via: Via<'_>, holder: &Holder) -> Written {
         let ctx = self.ctx;
         let family = &FAMILIES[self.family];
         let resource = family.resource_path();
@@ -246,7 +332,7 @@ impl Work<'_> {
         if family.token_cas {
             let Ok((data, stat)) = self.reader(via).get_data(&resource).await else {
                 ctx.counters.writes_unknown.inc();
-                return;
+                return Written::Unknown;
             };
             if let Some((stored, by)) = decode_resource(&data) {
                 if stored > holder.token || (stored == holder.token && by != holder.id) {
@@ -260,7 +346,7 @@ impl Work<'_> {
                             ),
                         );
                     }
-                    return;
+                    return Written::Refused;
                 }
             }
             version = Some(stat.version);
@@ -271,21 +357,33 @@ impl Work<'_> {
             .await
         {
             Ok(results) => {
-                if let Some(WriteResult::DataSet(stat)) = results.first() {
-                    ctx.counters.writes_accepted.inc();
-                    ctx.checker
-                        .accepted_write(self.family, stat.mzxid, &holder.token, holder.id);
-                    ctx.check_exclusion(Some(self.family));
-                }
+                let Some(WriteResult::DataSet(stat)) = results.first() else {
+                    ctx.counters.writes_unknown.inc();
+                    return Written::Unknown;
+                };
+                ctx.counters.writes_accepted.inc();
+                ctx.checker
+                    .accepted_write(self.family, stat.mzxid, &holder.token, holder.id);
+                ctx.check_exclusion(Some(self.family));
+                Written::Accepted
             }
-            Err(Error::LockLost(_)) => ctx.counters.writes_refused_lost.inc(),
+            Err(Error::LockLost(_)) => {
+                ctx.counters.writes_refused_lost.inc();
+                Written::Refused
+            }
             // Someone wrote between our read and our write: a late holder whose existence
             // check passed on the next holder's re-created node; its token was not larger.
             Err(Error::Client(ZkError::MultiFailed {
                 code: ErrorCode::BadVersion,
                 ..
-            })) => ctx.counters.writes_refused_stale.inc(),
-            Err(_) => ctx.counters.writes_unknown.inc(),
+            })) => {
+                ctx.counters.writes_refused_stale.inc();
+                Written::Refused
+            }
+            Err(_) => {
+                ctx.counters.writes_unknown.inc();
+                Written::Unknown
+            }
         }
     }
 

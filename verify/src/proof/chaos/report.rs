@@ -1,91 +1,17 @@
-//! The counts of one run: operations, faults by kind, hand-offs, `lost()` reasons and
-//! violations, counted as the run goes ([`Counters`]) and printed at its end ([`Report`]).
-//!
-//! Invariant: counters only grow, with relaxed atomics: they are statistics, never used to
-//! decide anything during the run.
+//! The end of one chaos run, as printed: the counts, the faults by kind, both judges' findings
+//! (the lock checker's violations, the history's verdict).
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
-use shepherd_recipes::LostReason;
-
-use super::checker::Kind;
-use super::driver::FaultKind;
-use super::family::FAMILIES;
-
-/// One counter.
-#[derive(Debug, Default)]
-pub struct Count(AtomicU64);
-
-impl Clone for Count {
-    /// A copy of the value now.
-    fn clone(&self) -> Count {
-        Count(AtomicU64::new(self.get()))
-    }
-}
-
-impl Count {
-    /// Adds one.
-    pub fn inc(&self) {
-        self.0.fetch_add(1, Relaxed);
-    }
-
-    /// The value now.
-    pub fn get(&self) -> u64 {
-        self.0.load(Relaxed)
-    }
-}
-
-/// Everything counted during a run.
-#[derive(Debug, Default, Clone)]
-pub struct Counters {
-    /// Acquire calls.
-    pub acquire_attempts: Count,
-    /// Acquisitions by family: every one is a hand-off from the previous holder(s).
-    pub acquired: [Count; FAMILIES.len()],
-    /// Acquisitions by readers (included in `acquired`).
-    pub acquired_read: Count,
-    /// Acquisitions that ran out of their wait.
-    pub acquire_timeouts: Count,
-    /// Acquisitions that failed (the session ended, the contender node vanished…).
-    pub acquire_errors: Count,
-    /// Writes the resource accepted.
-    pub writes_accepted: Count,
-    /// Writes refused because the lock node was gone.
-    pub writes_refused_lost: Count,
-    /// Writes refused by the token compare-and-set.
-    pub writes_refused_stale: Count,
-    /// Writes whose outcome is unknown (connection loss) or that failed otherwise.
-    pub writes_unknown: Count,
-    /// Reads validated while holding a read half.
-    pub reads_validated: Count,
-    /// Holders that paused past their session timeout, then tried to write.
-    pub late_writes: Count,
-    /// Releases.
-    pub releases: Count,
-    /// `lost()` resolutions seen while holding, by reason.
-    pub lost: [Count; 5],
-    /// Sessions that ended and were replaced by a new client.
-    pub sessions_replaced: Count,
-    /// Faults carried out, by kind.
-    pub faults: [Count; FaultKind::ALL.len()],
-}
-
-impl Counters {
-    /// Counts a `lost()` reason.
-    pub fn lost(&self, reason: LostReason) {
-        let i = match reason {
-            LostReason::SessionExpired => 0,
-            LostReason::SessionClosed => 1,
-            LostReason::Disconnected => 2,
-            LostReason::NodeDeleted => 3,
-            LostReason::Released => 4,
-        };
-        self.lost[i].inc();
-    }
-}
+use super::counters::Counters;
+use crate::proof::Verdict;
+use crate::proof::check::locks::Kind;
+use crate::proof::count::Count;
+use crate::proof::judge::line;
+use crate::proof::nemesis::session::FaultKind;
+use crate::proof::workload::mutex::family::FAMILIES;
 
 /// The end of a run, ready to print.
 #[derive(Debug)]
@@ -96,6 +22,12 @@ pub struct Report {
     pub ran_for: Duration,
     /// The counts.
     pub counters: Counters,
+    /// Faults carried out, by kind (the order of [`FaultKind::ALL`]).
+    pub faults: [Count; FaultKind::ALL.len()],
+    /// Events in the history of the recorded workers' holds.
+    pub events: usize,
+    /// The mutex checks' verdict on that history.
+    pub verdict: Verdict,
     /// Violations by kind.
     pub violations: BTreeMap<Kind, u64>,
     /// The first violations' messages.
@@ -106,6 +38,12 @@ impl Report {
     /// All violations.
     pub fn violation_count(&self) -> u64 {
         self.violations.values().sum()
+    }
+
+    /// Whether neither judge found anything wrong: no violation, and the history not invalid
+    /// (unknown is printed as such).
+    pub fn passed(&self) -> bool {
+        self.violation_count() == 0 && !self.verdict.is_invalid()
     }
 
     /// Hand-offs: every acquisition.
@@ -127,7 +65,7 @@ impl Report {
 
     /// Faults carried out, all kinds.
     pub fn faults(&self) -> u64 {
-        self.counters.faults.iter().map(Count::get).sum()
+        self.faults.iter().map(Count::get).sum()
     }
 }
 
@@ -167,7 +105,7 @@ impl fmt::Display for Report {
         }
         writeln!(f)?;
         write!(f, "faults {} by kind:", self.faults())?;
-        for (kind, n) in FaultKind::ALL.iter().zip(&c.faults) {
+        for (kind, n) in FaultKind::ALL.iter().zip(&self.faults) {
             write!(f, " {} {}", kind.as_str(), n.get())?;
         }
         writeln!(f)?;
@@ -196,6 +134,12 @@ impl fmt::Display for Report {
         for detail in &self.details {
             writeln!(f, "  {detail}")?;
         }
+        writeln!(
+            f,
+            "history {} events, verdict {}",
+            self.events,
+            line(&self.verdict)
+        )?;
         Ok(())
     }
 }

@@ -8,6 +8,14 @@
 //! only after the guarded write ended, so that an acquire-to-release interval covers all the
 //! time the worker believed it held the lock. A recipe's error while acquiring or releasing is
 //! recorded info: the recipes resolve connection loss themselves, so what remains is unknown.
+//!
+//! [`contender`] is this workload in the chaos run ([`chaos`](crate::proof::chaos)):
+//! it contends for every lock kind, readers too, on the [`family`] lock its kind shares, under
+//! the per-session nemesis, and records the holds of its spared writers into the same history
+//! this workload's checkers judge.
+
+pub mod contender;
+pub mod family;
 
 use shepherd_client::Client;
 use shepherd_recipes::{Guard, Lock, LockKind};

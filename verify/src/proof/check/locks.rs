@@ -1,5 +1,8 @@
-//! The checker: what the holders report (entering, writing, reading, leaving) and what the
-//! server's tree says, held against the safety properties of a lock with fencing.
+//! The lock checker of the chaos run ([`chaos`](crate::proof::chaos)): what the holders report
+//! (entering, writing, reading, leaving) and what the server's tree says, held against the
+//! safety properties of a lock with fencing. It judges beside the history's mutex checks, on
+//! the same run: those judge what clients saw, this one the tree snapshots and fencing tokens,
+//! readers and holders whose sessions ended included.
 //!
 //! Definitions (docs/chaos.md gives the reasoning):
 //! * a holder is *inside* from the moment its acquire returned to the moment it decides to
@@ -38,7 +41,7 @@ pub struct Holder {
     pub id: u64,
     /// Which worker.
     pub worker: usize,
-    /// The family's index in [`super::family::FAMILIES`].
+    /// The family's index in [`FAMILIES`](crate::proof::workload::mutex::family::FAMILIES).
     pub family: usize,
     /// Whether it holds a read half.
     pub reader: bool,

@@ -1,5 +1,5 @@
-//! How a chaos client reaches the server: loopback TCP (the soak command: the whole stack,
-//! listener included), or an in-memory pipe served by [`ServerHandle::serve_io`] (the test:
+//! How a chaos client reaches the server: loopback TCP (the `proof` binary's `locks` run: the
+//! whole stack, listener included), or an in-memory pipe served by [`ServerHandle::serve_io`] (the test:
 //! under a paused tokio clock, a pipe never leaves the runtime, so virtual time cannot jump
 //! ahead while bytes are in flight in the kernel).
 //!
