@@ -9,14 +9,14 @@
 //! Each iteration is bounded by
 //! [`ChaosConfig::hang_bound`](crate::proof::chaos::ChaosConfig::hang_bound): an iteration
 //! past it is a hang (and a recorded operation left open is recorded info). A holder told by
-//! the nemesis to pause freezes its own session
-//! (nothing it sends reaches the server, as for a process stopped by a long GC pause), sleeps
-//! past the session timeout without watching `lost()`, thaws, and only then writes: the write
-//! of a paused holder that wakes late, which fencing must refuse. Its lock session has usually
-//! expired by then, and a client refuses to send anything on an expired session; the write
-//! therefore goes through the run's storage session, as a process that wakes up writes to a
-//! storage service it has its own connection to: the same guarded multi (an existence check
-//! on each lock node, then the write), carrying the same token.
+//! the nemesis to pause freezes its own session (nothing it sends reaches the server, as for a
+//! process stopped by a long GC pause), sleeps past the session timeout without watching
+//! `lost()`, thaws, and only then writes: the write of a paused holder that wakes late, which
+//! fencing must refuse. Its lock session has usually expired by then, and a client refuses to
+//! send anything on an expired session; the write therefore goes through the run's storage
+//! session, as a process that wakes up writes to a storage service it has its own connection
+//! to: the same guarded multi (an existence check on each lock node, then the write), carrying
+//! the same token.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
