@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Apache Curator 5.4 (Debian's libcurator-*-java) against both servers: the recipe suite
 # (tests/interop/curator/CuratorSuite.java) and the mixed fleet, in which our Curator-compatible
-# locks (testkit's curator_fleet) and Curator's contend on the same paths (Fleet.java).
+# locks (verify's curator_fleet) and Curator's contend on the same paths (Fleet.java).
 #
 #   bash .ci/curator.sh SHEPHERD_ADDR REAL_ZK_ADDR
 #

@@ -18,7 +18,7 @@ REAL_ZK_START_TIMEOUT=${REAL_ZK_START_TIMEOUT:-30}
 
 # The JVM options of every ZooKeeper started here (.ci/real-zk-ensemble.sh shares them).
 # Serial GC and C1 only: a test server wants a quick start, not peak throughput.
-# The super user is the differential oracle's cleanup credential (testkit/src/oracle/run.rs).
+# The super user is the differential oracle's cleanup credential (verify/src/oracle/run.rs).
 REAL_ZK_JAVA_OPTS=(
   -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
   -Dzookeeper.extendedTypesEnabled=true

@@ -1,7 +1,7 @@
 //! `shepherd-bench …`: measurements against a live server, ours or a real ZooKeeper: the herd
 //! effect of the lock recipes, the cost of a new session, throughput and latency under load,
 //! memory per node and per session and under a pipelining client, zk-latencies' phases, a tree
-//! in a production shape, a million watches, and the lock soak. Each subcommand is a folder of its own;
+//! in a production shape, and a million watches. Each subcommand is a folder of its own;
 //! [`target`] is the server under measurement, which `load` and `scale` share. The cargo benches
 //! (`benches/`) and the `loadgen_floor` example live in this package too, and the scripts that
 //! run them side by side with ZooKeeper in `scripts/`.
@@ -14,7 +14,6 @@ mod latencies;
 mod load;
 mod pressure;
 mod scale;
-mod soak;
 mod stall;
 mod target;
 #[cfg(test)]
@@ -74,11 +73,6 @@ enum Command {
     /// latency and expired sessions while a connection holding a million watches closes, or a
     /// four-letter word lists them (with --connect, --server-pid is required).
     Stall(stall::StallArgs),
-    /// A soak: a long randomized fault-injection run with safety checks.
-    Soak {
-        #[command(subcommand)]
-        soak: soak::Soak,
-    },
 }
 
 fn main() -> ExitCode {
@@ -95,13 +89,8 @@ fn main() -> ExitCode {
             )
             .exit();
     }
-    let default_level = match cli.command {
-        // Under chaos every cut and expiry makes the client warn; the soak counts them itself.
-        Command::Soak { .. } => "error",
-        // A benchmark opens and closes thousands of sessions: only problems are worth printing.
-        _ => "warn",
-    };
-    logging::init(cli.log.format, default_level);
+    // A benchmark opens and closes thousands of sessions: only problems are worth printing.
+    logging::init(cli.log.format, "warn");
     match cli.command {
         Command::Herd(args) => herd::main(&args),
         Command::Connect(args) => connect::main(&args),
@@ -112,7 +101,6 @@ fn main() -> ExitCode {
         Command::Tree(args) => tree::main(&args),
         Command::Watches(args) => watches::main(&args),
         Command::Stall(args) => stall::main(&args),
-        Command::Soak { soak } => soak::main(&soak),
     }
 }
 

@@ -19,15 +19,14 @@
 //!   benchmark.
 //! * [`TlsFront`]: a TLS listener with the test certificates before a plaintext server, for
 //!   testing a client's TLS against any server.
-//! * [`proof`]: recorded histories and the checkers that judge them.
-//! * [`oracle`]: the differential oracle against real ZooKeeper, run by the `oracle` binary.
 //! * [`spawn_serve`], [`listening_addr`]: `shepherd serve` as a child process, and the address
 //!   it announces.
 //! * [`all_words_server`], [`secured_embedded`]: an embedded server with every four-letter
 //!   word, and one with TLS and a SASL user.
 //!
-//! This crate is never published; it is a dev-dependency of the workspace's test suites. It
-//! panics freely: a failed setup step is a failed test.
+//! This crate is never published; it is a dev-dependency of the workspace's test suites, and
+//! the support `shepherd-verify` (the oracle, the proof runs) builds on. It panics freely: a
+//! failed setup step is a failed test.
 
 mod client;
 pub mod ensemble;
@@ -36,11 +35,9 @@ mod four_letter;
 mod frame;
 mod hostile;
 pub mod locks;
-pub mod oracle;
 mod panic_message;
 mod paths;
 mod peer;
-pub mod proof;
 mod proxy;
 mod requests;
 mod serve_child;

@@ -15,7 +15,7 @@
 //! in a process (the [`TestEnsemble`] holds a process-wide lock) and is whole again when a test
 //! gets it, whatever the test before it left.
 
-pub(crate) mod real;
+pub mod real;
 
 use std::io;
 use std::sync::Arc;

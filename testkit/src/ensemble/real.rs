@@ -9,7 +9,7 @@
 //!
 //! A JVM is another process and offers no event to wait on, so "it is gone" and "it serves"
 //! are polled, with a bound on both time and count (every wait here is at most
-//! [`WAIT`](crate::WAIT)).
+//! [`WAIT`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,7 +21,7 @@ use tokio::net::TcpStream;
 use crate::wait::WAIT;
 
 /// How often an external process is polled.
-const POLL: Duration = Duration::from_millis(50);
+pub const POLL: Duration = Duration::from_millis(50);
 
 /// One member as the members file lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,7 +147,7 @@ impl RealEnsemble {
 }
 
 /// The `Mode:` line of `srvr` on `port`, bounded so that a frozen member answers `None`.
-pub(crate) async fn mode(port: u16) -> Option<String> {
+pub async fn mode(port: u16) -> Option<String> {
     let ask = async {
         let mut stream = TcpStream::connect(("127.0.0.1", port)).await.ok()?;
         stream.write_all(b"srvr").await.ok()?;
@@ -178,7 +178,7 @@ fn alive(pid: u32) -> bool {
 
 /// Polls `done` every [`POLL`] until it holds; panics naming `what` after [`WAIT`] of wall
 /// time (an external process runs on wall time, whatever the test's clock).
-pub(crate) async fn poll<F, Fut>(what: &str, mut done: F)
+pub async fn poll<F, Fut>(what: &str, mut done: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,

@@ -11,39 +11,17 @@
 
 mod cut;
 mod pipe;
+mod shared;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-use tokio::task::{AbortHandle, JoinHandle};
+use tokio::task::JoinHandle;
 
 pub use cut::CutAfter;
-
-/// One accepted connection's controls.
-struct Conn {
-    /// Aborting the connection's task drops both sockets: that is the cut.
-    task: AbortHandle,
-    blackhole: Arc<AtomicBool>,
-}
-
-/// What the proxy and its connections share (std mutexes, never held across an await).
-struct Shared {
-    upstream: String,
-    conns: Mutex<Vec<Conn>>,
-    /// True: connections accepted from now on wait before being connected upstream.
-    held: watch::Sender<bool>,
-    /// True: no connection forwards anything (what it has read waits).
-    paused: watch::Sender<bool>,
-    /// The armed request to cut after, if any.
-    armed: Mutex<Option<CutAfter>>,
-    /// Connections cut after an armed request so far.
-    cuts: watch::Sender<usize>,
-    /// Bytes blackholed so far, both ways.
-    swallowed: watch::Sender<usize>,
-    accepted: AtomicUsize,
-}
+use shared::{Conn, Shared};
 
 /// A loopback TCP proxy in front of one server: it can cut every connection, hold new ones
 /// (accepted, not forwarded), blackhole open ones (kept open, bytes dropped), pause forwarding,

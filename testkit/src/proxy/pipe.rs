@@ -16,7 +16,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
-use super::Shared;
+use super::shared::Shared;
 use crate::frame::{Chunk, FrameReader};
 
 /// How a direction ends: `Ok` when its source ended (the end is passed on), `Err` when both

@@ -10,7 +10,7 @@ import org.apache.zookeeper.ZooKeeper;
 
 /**
  * The mixed fleet's check that catches two holders, the same on both sides (the Rust side's is
- * in testkit's `curator_fleet`). Right after taking a lock a holder marks itself under
+ * in verify's `curator_fleet`). Right after taking a lock a holder marks itself under
  * `/fleet-check<PATH>`, atomically, so that the mark fails if a conflicting one exists: an
  * exclusive holder runs `multi(create holder EPHEMERAL, delete readers)` (NodeExists: a second
  * exclusive holder; NotEmpty: a reader beside it), a shared holder creates `readers/r-`
