@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The crate boundaries the architecture promises, read off `cargo tree` (normal dependencies):
 # the deterministic core and storage pull in no async runtime; the library facade pulls in no
-# CLI, chart, progress or JSON crate. Prints each check and fails on the first broken one.
+# CLI, chart, progress or JSON crate; the test kit none of the tools' crates. Prints each check and
+# fails on the first broken one.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -25,4 +26,6 @@ forbid() {
 forbid shepherd-zk-core tokio tokio-util mio
 forbid shepherd-zk-storage tokio tokio-util mio
 forbid shepherd-zk clap plotters indicatif serde_json hyper
+# The test kit is test support only: the tools (the oracle, the proof) live in shepherd-verify.
+forbid shepherd-testkit clap serde_json plotters hyper
 exit "$fail"
