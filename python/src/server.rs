@@ -136,7 +136,8 @@ impl NativeServer {
         }
         let handle = py.allow_threads(|| runtime.block_on(builder.start()))?;
         let ports = handle
-            .member_ids()
+            .members()
+            .ids()
             .into_iter()
             .filter_map(|m| handle.members().addr(m).map(|a| a.port()))
             .collect();
@@ -254,6 +255,7 @@ async fn reset(inner: &Inner) -> Result<(), String> {
     handle.controls().clear_faults();
     let user_nodes = || -> Vec<String> {
         let mut paths: Vec<String> = handle
+            .controls()
             .dump_tree()
             .into_iter()
             .map(|node| node.path)
