@@ -37,10 +37,13 @@ REAL_ENSEMBLE_START_TIMEOUT=${REAL_ENSEMBLE_START_TIMEOUT:-60}
 
 # Writes every member's configuration and start script for one set of ports.
 _real_zk_ensemble_configure() {
-  local id servers=() ports=()
+  local id servers=() ports=() all
+  # Every member's client, quorum and election port, all distinct: a port given twice (once,
+  # member 3's election port was its client port) passes the start check and then refuses
+  # the clients pinned to that member.
+  read -r -a all <<<"$(_real_zk_free_ports $((3 * REAL_ENSEMBLE_SIZE)))"
   for ((id = 1; id <= REAL_ENSEMBLE_SIZE; id++)); do
-    # Client, quorum and election port of member id.
-    ports[id]="$(_real_zk_free_port) $(_real_zk_free_port) $(_real_zk_free_port)"
+    ports[id]="${all[3 * id - 3]} ${all[3 * id - 2]} ${all[3 * id - 1]}"
   done
   for ((id = 1; id <= REAL_ENSEMBLE_SIZE; id++)); do
     read -r _ quorum election <<<"${ports[id]}"

@@ -41,6 +41,17 @@ _real_zk_free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# Prints N free loopback ports, distinct by construction: all N are bound at once before any
+# is released, so no two can be the same (one at a time, the OS may hand out a port twice).
+_real_zk_free_ports() {
+  python3 -c '
+import socket, sys
+held = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in held:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in held))' "$1"
+}
+
 # Prints the reply to a four-letter word, or nothing. Bounded so a half-open port can't hang us.
 real_zk_4lw() {
   # shellcheck disable=SC2016 # $1 and $2 belong to the inner bash
