@@ -130,8 +130,13 @@ impl Run<'_> {
         clients: &mut Vec<Client>,
     ) -> Result<Measured> {
         let (n, dir) = (self.contenders, self.dir.as_str());
-        ensure_persistent(coordinator, ROOT).await?;
-        ensure_persistent(coordinator, dir).await?;
+        coordinator
+            .create_all(dir, b"", &CreateOptions::persistent())
+            .await
+            .map_err(|source| Error::Client {
+                what: format!("cannot create {dir}"),
+                source,
+            })?;
         let blocker = self.recipe.blocker(dir);
         let blocker = coordinator
             .create(
@@ -282,18 +287,6 @@ async fn connect_many(connect: &str, n: usize, clients: &mut Vec<Client>) -> Res
         }
     }
     failure.map_or(Ok(()), Err)
-}
-
-/// Creates `path` as a persistent node; an existing one is fine.
-async fn ensure_persistent(client: &Client, path: &str) -> Result<()> {
-    match client.create(path, b"", &CreateOptions::persistent()).await {
-        Ok(_) => Ok(()),
-        Err(e) if e.is_node_exists() => Ok(()),
-        Err(source) => Err(Error::Client {
-            what: format!("cannot create {path}"),
-            source,
-        }),
-    }
 }
 
 /// One contender (number `index`): acquire once, release at once. Returns the instant of

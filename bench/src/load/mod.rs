@@ -219,28 +219,15 @@ async fn run(
 ) -> Result<Vec<PhaseResult>> {
     let clients = connect_many(&target.connect, context.sessions).await?;
     let first = &clients[0];
-    let folders: Vec<&str> = match &args.dir {
-        // Every ancestor of the folder, then the folder.
-        Some(_) => dir
-            .match_indices('/')
-            .map(|(at, _)| &dir[..at])
-            .filter(|ancestor| !ancestor.is_empty())
-            .chain([dir.trim_end_matches('/')])
-            .collect(),
-        None => vec![args.root.as_str(), dir],
-    };
-    for path in folders {
-        match first.create(path, b"", &CreateOptions::persistent()).await {
-            Ok(_) => {}
-            Err(e) if e.is_node_exists() => {}
-            Err(source) => {
-                return Err(Error::Client {
-                    what: format!("cannot create {path}"),
-                    source,
-                });
-            }
-        }
-    }
+    // The folder and, with --dir, every missing ancestor of it; under --root, the root too.
+    let folder = dir.trim_end_matches('/');
+    first
+        .create_all(folder, b"", &CreateOptions::persistent())
+        .await
+        .map_err(|source| Error::Client {
+            what: format!("cannot create {folder}"),
+            source,
+        })?;
     let value: Arc<[u8]> = vec![b'v'; args.value_size as usize].into();
     let mut results = Vec::new();
     for &phase in &args.phases {

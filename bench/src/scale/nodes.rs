@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use shepherd_client::{Client, CreateOptions};
+use shepherd_client::CreateOptions;
 
 use super::Measurement;
 use crate::error::{Error, Result};
@@ -38,7 +38,13 @@ pub async fn measure(
     cleanup: bool,
 ) -> Result<Measurement> {
     let clients = connect_many(&target.connect, FILL_SESSIONS).await?;
-    ensure_folders(&clients[0], dir).await?;
+    clients[0]
+        .create_all(dir, b"", &CreateOptions::persistent())
+        .await
+        .map_err(|source| Error::Client {
+            what: format!("cannot create {dir}"),
+            source,
+        })?;
     tokio::time::sleep(settle).await;
     let before = rss(target)?;
     let mut drive = Drive {
@@ -82,25 +88,4 @@ pub(super) fn rss(target: &Target) -> Result<u64> {
     target.rss()?.ok_or_else(|| {
         Error::Refused("the server's process is unknown: give --server-pid".to_owned())
     })
-}
-
-/// Creates `dir` and its parent if missing.
-async fn ensure_folders(client: &Client, dir: &str) -> Result<()> {
-    let parent = dir.rfind('/').map_or("", |i| &dir[..i]);
-    for path in [parent, dir] {
-        if path.is_empty() {
-            continue;
-        }
-        match client.create(path, b"", &CreateOptions::persistent()).await {
-            Ok(_) => {}
-            Err(e) if e.is_node_exists() => {}
-            Err(source) => {
-                return Err(Error::Client {
-                    what: format!("cannot create {path}"),
-                    source,
-                });
-            }
-        }
-    }
-    Ok(())
 }
