@@ -120,13 +120,16 @@ impl Target {
         }
     }
 
-    /// Starts `shepherd serve --port 0 ARGS…` (the `shepherd` beside this executable, or
-    /// `SHEPHERD_BIN`) as a child and waits for its `shepherd listening on ADDR` line. Unless ARGS
+    /// Starts `shepherd serve --port 0 --ready-json ARGS…` (the `shepherd` beside this
+    /// executable, or `SHEPHERD_BIN`) as a child and waits for its launch line
+    /// ([`shepherd_cli::ready`]), which names where it listens. Unless ARGS
     /// has its own `--config`, the child reads a zoo.cfg of `maxClientCnxns=0` (written to the
     /// temporary directory), since every session of a benchmark comes from one address.
     ///
     /// # Errors
-    /// [`Error::Io`] when it cannot be started or exits before listening.
+    /// [`Error::Io`] when it cannot be started or its output cannot be read;
+    /// [`Error::Refused`] when it exits before listening or its first line is not a launch
+    /// line.
     pub fn spawn_serve(args: &[String]) -> Result<Target> {
         let io = |what: &str| {
             let what = what.to_owned();
@@ -134,7 +137,7 @@ impl Target {
         };
         let exe = shepherd_cli::binary::shepherd().map_err(io("find the shepherd executable"))?;
         let mut command = Command::new(exe);
-        command.args(["serve", "--port", "0"]);
+        command.args(["serve", "--port", "0", "--ready-json"]);
         // Our own configuration, unless the caller gave one. `serve` reads it before it
         // listens; the file is removed when this returns, whichever way.
         let config = if args
@@ -178,24 +181,23 @@ impl Target {
         };
         target.child = Some(child);
         let mut lines = BufReader::new(stdout).lines();
-        let addr = loop {
-            match lines.next() {
-                Some(Ok(line)) => {
-                    if let Some(addr) = line.strip_prefix("shepherd listening on ") {
-                        break addr.trim().to_owned();
-                    }
-                }
-                Some(Err(source)) => return Err(io("read shepherd serve's output")(source)),
-                None => {
-                    return Err(Error::Refused(
-                        "shepherd serve exited before listening (see its errors above)".to_owned(),
-                    ));
-                }
+        // With --ready-json the launch line is the first line on stdout.
+        let launch = match lines.next() {
+            Some(Ok(line)) => shepherd_cli::ready::parse(&line).ok_or_else(|| {
+                Error::Refused(format!(
+                    "shepherd serve printed {line:?}, not its launch line"
+                ))
+            })?,
+            Some(Err(source)) => return Err(io("read shepherd serve's output")(source)),
+            None => {
+                return Err(Error::Refused(
+                    "shepherd serve exited before listening (see its errors above)".to_owned(),
+                ));
             }
         };
         // Drain what else it prints, so that a full pipe never blocks it.
         std::thread::spawn(move || lines.for_each(drop));
-        target.connect = addr;
+        target.connect = launch.connect_string;
         Ok(target)
     }
 
