@@ -14,6 +14,7 @@ mod latencies;
 mod load;
 mod pressure;
 mod scale;
+mod sessions;
 mod soak;
 mod stall;
 mod target;

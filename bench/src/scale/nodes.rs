@@ -15,7 +15,8 @@ use shepherd_client::CreateOptions;
 
 use super::Measurement;
 use crate::error::{Error, Result};
-use crate::load::{Phase, connect_many, phase::Drive};
+use crate::load::{Phase, phase::Drive};
+use crate::sessions::connect_many;
 use crate::target::Target;
 
 /// Sessions creating the nodes.
@@ -37,7 +38,8 @@ pub async fn measure(
     settle: Duration,
     cleanup: bool,
 ) -> Result<Measurement> {
-    let clients = connect_many(&target.connect, FILL_SESSIONS).await?;
+    let mut clients = Vec::new();
+    connect_many(&target.connect, FILL_SESSIONS, &mut clients).await?;
     clients[0]
         .create_all(dir, b"", &CreateOptions::persistent())
         .await

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 
 use crate::error::{Error, Result};
-use crate::load::connect_many;
+use crate::sessions::connect_many;
 use crate::target::TargetArgs;
 use shape::Shape;
 
@@ -121,7 +121,8 @@ pub fn execute(args: &TreeArgs, shape: &Shape) -> Result<(String, Measurement)> 
     let server = args.target.label.clone().unwrap_or(target.name.clone());
     let settle = Duration::from_millis(args.settle_ms);
     let measured = runtime.block_on(async {
-        let clients = connect_many(&target.connect, args.sessions.max(1)).await?;
+        let mut clients = Vec::new();
+        connect_many(&target.connect, args.sessions.max(1), &mut clients).await?;
         tokio::time::sleep(settle).await;
         let rss = || {
             target.rss()?.ok_or_else(|| {

@@ -26,8 +26,8 @@ use tokio::task::JoinSet;
 
 use crate::error::{Error, Result};
 use crate::load::Phase;
-use crate::load::connect_many;
 use crate::load::phase::{Drive, node_path};
+use crate::sessions::connect_many;
 use crate::target::TargetArgs;
 
 /// Sessions that create and then set the nodes.
@@ -134,7 +134,8 @@ pub fn execute(args: &WatchesArgs) -> Result<(String, Measurement)> {
                 Error::Refused("the server's process is unknown: give --server-pid".to_owned())
             })
         };
-        let writers = connect_many(&target.connect, WRITERS).await?;
+        let mut writers = Vec::new();
+        connect_many(&target.connect, WRITERS, &mut writers).await?;
         let dir = format!("/shepherd-bench-watches-{}", std::process::id());
         let mut drive = Drive {
             phase: Phase::Create,
@@ -146,7 +147,9 @@ pub fn execute(args: &WatchesArgs) -> Result<(String, Measurement)> {
         };
         create_folder(&writers[0], &dir).await?;
         checked(drive.run(&writers).await?, "create")?;
-        let watchers = tokio::time::timeout(deadline, connect_many(&target.connect, args.sessions))
+        let mut watchers = Vec::new();
+        let opening = connect_many(&target.connect, args.sessions, &mut watchers);
+        tokio::time::timeout(deadline, opening)
             .await
             .map_err(bounded("opening the sessions"))??;
         tokio::time::sleep(settle).await;
