@@ -13,6 +13,7 @@ mod herd;
 mod latencies;
 mod load;
 mod pressure;
+mod rss;
 mod scale;
 mod sessions;
 mod soak;
@@ -148,7 +149,7 @@ mod tests {
             args.recipes,
             [herd::Recipe::SequentialHerd, herd::Recipe::CuratorMutex]
         );
-        assert_eq!(args.connect.as_deref(), Some("127.0.0.1:2181"));
+        assert_eq!(args.target.connect.as_deref(), Some("127.0.0.1:2181"));
         assert!(Cli::try_parse_from(["shepherd-bench", "herd", "--contenders", "0"]).is_err());
     }
 

@@ -1,7 +1,7 @@
 //! The server a benchmark measures ([`Target`]) and what `/proc` says about its process: CPU
 //! time ([`cpu_time`]), resident memory ([`rss_bytes`]) and the open-file limit
-//! ([`open_files_limit`]), and the options that name it ([`TargetArgs`]). Shared by
-//! `shepherd-bench load` and `shepherd-bench scale`.
+//! ([`open_files_limit`]), and the options that name it ([`TargetArgs`]), which every
+//! subcommand but `latencies` and `soak` takes.
 //!
 //! A target is either a `shepherd serve` child process that the benchmark starts (the default:
 //! its CPU and memory are then the server's alone, apart from the client's) or any ZooKeeper
@@ -27,20 +27,24 @@ pub const STOP_GRACE: Duration = Duration::from_secs(30);
 /// part of its user-space ABI and 100 on every architecture Rust targets.
 const USER_HZ: u64 = 100;
 
-/// Which server a benchmark measures, as `load` and `scale` take it on the command line (a
+/// Which server a benchmark measures, as every subcommand takes it on the command line (a
 /// running ZooKeeper, or `shepherd serve` children started for the run), with the clients'
-/// threads and the name it is reported under.
+/// threads and the name it is reported under. `herd` and `connect` measure no process: they
+/// take only `--connect` and `--label` of these, and `--client-threads` for `connect`
+/// ([`TargetArgs::address_only`]).
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct TargetArgs {
     /// Measure this ZooKeeper (`host:port`; maxClientCnxns must allow the sessions) instead of
-    /// `shepherd serve` children.
+    /// a server the benchmark starts: `shepherd serve` children (herd: an embedded server;
+    /// connect: none, mode plain needs it).
     #[arg(long, value_name = "HOST:PORT")]
     pub connect: Option<String>,
-    /// The process id of the --connect server, read for its CPU time (load) or memory (scale).
+    /// The process id of the --connect server, read for its CPU time (load) or memory (scale,
+    /// tree, watches, stall, pressure; not herd, connect).
     #[arg(long = "server-pid", value_name = "PID", requires = "connect")]
     pub server_pid: Option<u32>,
     /// An argument for every `shepherd serve` child (repeat for several: `--serve-arg=--config
-    /// --serve-arg=zoo.cfg`).
+    /// --serve-arg=zoo.cfg`; not herd, connect).
     #[arg(
         long = "serve-arg",
         value_name = "ARG",
@@ -48,18 +52,41 @@ pub struct TargetArgs {
         conflicts_with = "connect"
     )]
     pub serve_args: Vec<String>,
-    /// Threads of the clients' runtime (default: one per CPU).
+    /// Threads of the clients' runtime (default: one per CPU; connect: 1; herd: always 1).
     #[arg(long = "client-threads", value_name = "N")]
     pub client_threads: Option<usize>,
-    /// The server's name in the table and CSV (default: how it was reached).
+    /// The server's name in the table and CSV (default: how it was reached; connect:
+    /// `server`), or in herd's plot title.
     #[arg(long)]
     pub label: Option<String>,
-    /// A shell command run before each memory reading, e.g. `jcmd PID GC.run` for a JVM.
+    /// A shell command run before each memory reading, e.g. `jcmd PID GC.run` for a JVM (not
+    /// herd, connect).
     #[arg(long = "before-reading", value_name = "COMMAND")]
     pub before_reading: Option<String>,
 }
 
 impl TargetArgs {
+    /// For a benchmark that reads nothing of the server's process and starts no `shepherd
+    /// serve` (`herd`, `connect`): refuses the options that would go unused, so that a run
+    /// never silently ignores one.
+    ///
+    /// # Errors
+    /// [`Error::Refused`] naming the first such option given, and `bench`.
+    pub fn address_only(&self, bench: &str) -> Result<()> {
+        let unused = [
+            ("--server-pid", self.server_pid.is_some()),
+            ("--serve-arg", !self.serve_args.is_empty()),
+            ("--before-reading", self.before_reading.is_some()),
+        ];
+        match unused.iter().find(|(_, given)| *given) {
+            Some((option, _)) => Err(Error::Refused(format!(
+                "{bench} reads nothing of the server's process and starts no shepherd serve: \
+                 {option} does not apply"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// The --connect server, if one was named.
     pub fn remote(&self) -> Option<Target> {
         let connect = self.connect.as_deref()?;
@@ -349,6 +376,30 @@ mod tests {
         assert_eq!(parse_cpu("42 (x"), None);
         let own = cpu_time(std::process::id()).unwrap();
         assert!(own < Duration::from_secs(3600));
+    }
+
+    #[test]
+    fn address_only_refuses_what_would_go_unused() {
+        let address = TargetArgs {
+            connect: Some("127.0.0.1:2181".to_owned()),
+            label: Some("zk".to_owned()),
+            ..TargetArgs::default()
+        };
+        assert!(address.address_only("herd").is_ok());
+        let with_pid = TargetArgs {
+            server_pid: Some(1),
+            ..address.clone()
+        };
+        let refused = with_pid.address_only("herd").unwrap_err().to_string();
+        assert!(
+            refused.contains("--server-pid") && refused.contains("herd"),
+            "{refused}"
+        );
+        let with_serve_arg = TargetArgs {
+            serve_args: vec!["--tick-time".to_owned()],
+            ..TargetArgs::default()
+        };
+        assert!(with_serve_arg.address_only("connect").is_err());
     }
 
     #[test]

@@ -24,6 +24,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::error::{Error, Result};
+use crate::rss::Growth;
 use crate::target::{Target, TargetArgs};
 
 /// `shepherd-bench scale` options.
@@ -76,10 +77,8 @@ pub struct Measurement {
     pub count: usize,
     /// The nodes' value size.
     pub value_size: Option<usize>,
-    /// The server's RSS before, bytes.
-    pub rss_before: u64,
-    /// And after.
-    pub rss_after: u64,
+    /// The server's RSS before and after.
+    pub rss: Growth,
     /// Time to create the nodes or open the sessions.
     pub seconds: f64,
     /// Sessions lost during the hold (always 0 for nodes).
@@ -89,7 +88,7 @@ pub struct Measurement {
 impl Measurement {
     /// Bytes of RSS per node or session.
     pub fn bytes_per_item(&self) -> f64 {
-        (self.rss_after as f64 - self.rss_before as f64) / self.count.max(1) as f64
+        self.rss.per(self.count)
     }
 }
 
@@ -228,8 +227,8 @@ fn table_row(server: &str, job: Job, outcome: &Result<Measurement>) -> String {
             m.what,
             m.count,
             value,
-            mib(m.rss_before),
-            mib(m.rss_after),
+            mib(m.rss.before),
+            mib(m.rss.after),
             m.bytes_per_item(),
             m.seconds,
             m.lost
@@ -261,8 +260,8 @@ fn csv(rows: &[Row]) -> String {
                 m.what,
                 m.count,
                 m.value_size.map_or(String::new(), |v| v.to_string()),
-                m.rss_before,
-                m.rss_after,
+                m.rss.before,
+                m.rss.after,
                 m.bytes_per_item(),
                 m.seconds,
                 m.lost
@@ -324,7 +323,7 @@ mod tests {
         for (_, row) in &rows {
             let m = row.as_ref().unwrap();
             assert_eq!(m.lost, 0);
-            assert!(m.rss_before > 0 && m.rss_after > 0);
+            assert!(m.rss.before > 0 && m.rss.after > 0);
         }
         let mut args = args;
         args.nodes = 0;
@@ -341,8 +340,10 @@ mod tests {
             what: "nodes",
             count: 1000,
             value_size: Some(16),
-            rss_before: 1_000_000,
-            rss_after: 1_200_000,
+            rss: Growth {
+                before: 1_000_000,
+                after: 1_200_000,
+            },
             seconds: 1.5,
             lost: 0,
         };

@@ -16,6 +16,7 @@ use shepherd_client::CreateOptions;
 use super::Measurement;
 use crate::error::{Error, Result};
 use crate::load::{Phase, phase::Drive};
+use crate::rss;
 use crate::sessions::connect_many;
 use crate::target::Target;
 
@@ -47,8 +48,6 @@ pub async fn measure(
             what: format!("cannot create {dir}"),
             source,
         })?;
-    tokio::time::sleep(settle).await;
-    let before = rss(target)?;
     let mut drive = Drive {
         phase: Phase::Create,
         dir: dir.to_owned(),
@@ -57,15 +56,17 @@ pub async fn measure(
         rate: None,
         value: Arc::from(vec![b'v'; value_size]),
     };
-    let created = drive.run(&clients).await?;
-    if let Some(error) = created.first_error {
-        return Err(Error::Refused(format!(
-            "{} of {nodes} creates failed, the first: {error}",
-            created.errors
-        )));
-    }
-    tokio::time::sleep(settle).await;
-    let after = rss(target)?;
+    let (created, rss) = rss::around(target, settle, async {
+        let created = drive.run(&clients).await?;
+        match created.first_error {
+            Some(error) => Err(Error::Refused(format!(
+                "{} of {nodes} creates failed, the first: {error}",
+                created.errors
+            ))),
+            None => Ok(created),
+        }
+    })
+    .await?;
     if cleanup {
         drive.phase = Phase::Delete;
         let _ = drive.run(&clients).await?;
@@ -78,16 +79,8 @@ pub async fn measure(
         what: "nodes",
         count: nodes,
         value_size: Some(value_size),
-        rss_before: before,
-        rss_after: after,
+        rss,
         seconds: created.wall.as_secs_f64(),
         lost: 0,
-    })
-}
-
-/// The server's resident memory; the server's process must be known.
-pub(super) fn rss(target: &Target) -> Result<u64> {
-    target.rss()?.ok_or_else(|| {
-        Error::Refused("the server's process is unknown: give --server-pid".to_owned())
     })
 }
