@@ -14,6 +14,7 @@
 //! Invariants: a measurement that could not hold its premise (a create failed, a session was
 //! lost, a file limit too low) is an error row, never a figure.
 
+mod measurement;
 mod nodes;
 mod sessions;
 
@@ -24,8 +25,8 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::error::{Error, Result};
-use crate::rss::Growth;
 use crate::target::{Target, TargetArgs};
+pub use measurement::Measurement;
 
 /// `shepherd-bench scale` options.
 #[derive(Args, Debug, Clone)]
@@ -66,30 +67,6 @@ pub struct ScaleArgs {
     /// Also write the results as CSV, one row per measurement.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-}
-
-/// One measurement.
-#[derive(Debug, Clone)]
-pub struct Measurement {
-    /// `nodes` or `sessions`.
-    pub what: &'static str,
-    /// How many.
-    pub count: usize,
-    /// The nodes' value size.
-    pub value_size: Option<usize>,
-    /// The server's RSS before and after.
-    pub rss: Growth,
-    /// Time to create the nodes or open the sessions.
-    pub seconds: f64,
-    /// Sessions lost during the hold (always 0 for nodes).
-    pub lost: usize,
-}
-
-impl Measurement {
-    /// Bytes of RSS per node or session.
-    pub fn bytes_per_item(&self) -> f64 {
-        self.rss.per(self.count)
-    }
 }
 
 /// A measurement as run: what was asked, and what came of it.
@@ -277,6 +254,7 @@ fn csv(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rss::Growth;
     use crate::test_server::TestServer;
     use clap::Parser;
 

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use shepherd_client::CreateOptions;
 
-use super::Measurement;
+use super::measurement::Measurement;
 use crate::error::{Error, Result};
 use crate::load::{Phase, phase::Drive};
 use crate::rss;

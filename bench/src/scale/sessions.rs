@@ -20,7 +20,7 @@ use futures_util::{StreamExt, TryStreamExt, stream};
 use shepherd_client::{Client, SessionState};
 use tokio::net::{TcpSocket, TcpStream};
 
-use super::Measurement;
+use super::measurement::Measurement;
 use crate::error::{Error, Result};
 use crate::rss;
 use crate::target::{Target, open_files_limit};
