@@ -19,8 +19,8 @@
 //!
 //! Invariants: the clients run on their own multi-thread runtime (`--client-threads`), never in
 //! the server's process (an open loop adds one thread, its pacer: [`pace`]); every session is a
-//! `shepherd-client` [`Client`], one connection each, pipelining its requests; runs never share
-//! nodes, so a run's errors are its own.
+//! `shepherd-client` [`Client`](shepherd_client::Client), one connection each, pipelining its
+//! requests; runs never share nodes, so a run's errors are its own.
 
 mod pace;
 pub mod phase;
