@@ -3,7 +3,7 @@
 //! memory per node and per session and under a pipelining client, zk-latencies' phases, a tree
 //! in a production shape, a million watches, and the lock soak. Each subcommand is a folder of
 //! its own; what they share is beside them: [`target`], the server under measurement and the
-//! options that name it (every subcommand but `latencies` and `soak`), [`sessions`], the
+//! options that name it (every subcommand but `soak`), [`sessions`], the
 //! sessions they open, and [`rss`], the memory reading of the memory benchmarks. The cargo
 //! benches (`benches/`) and the `loadgen_floor` example live in this package too, and the
 //! scripts that run them side by side with ZooKeeper in `scripts/`.

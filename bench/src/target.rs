@@ -1,7 +1,7 @@
 //! The server a benchmark measures ([`Target`]) and what `/proc` says about its process: CPU
 //! time ([`cpu_time`]), resident memory ([`rss_bytes`]) and the open-file limit
 //! ([`open_files_limit`]), and the options that name it ([`TargetArgs`]), which every
-//! subcommand but `latencies` and `soak` takes.
+//! subcommand but `soak` takes.
 //!
 //! A target is either a `shepherd serve` child process that the benchmark starts (the default:
 //! its CPU and memory are then the server's alone, apart from the client's) or any ZooKeeper
@@ -29,9 +29,9 @@ const USER_HZ: u64 = 100;
 
 /// Which server a benchmark measures, as every subcommand takes it on the command line (a
 /// running ZooKeeper, or `shepherd serve` children started for the run), with the clients'
-/// threads and the name it is reported under. `herd` and `connect` measure no process: they
-/// take only `--connect` and `--label` of these, and `--client-threads` for `connect`
-/// ([`TargetArgs::address_only`]).
+/// threads and the name it is reported under. A benchmark refuses those it has no use for
+/// ([`TargetArgs::refuse`]): `herd` and `connect` read no process and start no child,
+/// `latencies` reads no process, and `herd` and `latencies` run their clients on one thread.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct TargetArgs {
     /// Measure this ZooKeeper (`host:port`; maxClientCnxns must allow the sessions) instead of
@@ -40,7 +40,7 @@ pub struct TargetArgs {
     #[arg(long, value_name = "HOST:PORT")]
     pub connect: Option<String>,
     /// The process id of the --connect server, read for its CPU time (load) or memory (scale,
-    /// tree, watches, stall, pressure; not herd, connect).
+    /// tree, watches, stall, pressure; not herd, connect, latencies).
     #[arg(long = "server-pid", value_name = "PID", requires = "connect")]
     pub server_pid: Option<u32>,
     /// An argument for every `shepherd serve` child (repeat for several: `--serve-arg=--config
@@ -52,7 +52,7 @@ pub struct TargetArgs {
         conflicts_with = "connect"
     )]
     pub serve_args: Vec<String>,
-    /// Threads of the clients' runtime (default: one per CPU; connect: 1; herd: always 1).
+    /// Threads of the clients' runtime (default: one per CPU; connect: 1; not herd, latencies).
     #[arg(long = "client-threads", value_name = "N")]
     pub client_threads: Option<usize>,
     /// The server's name in the table and CSV (default: how it was reached; connect:
@@ -60,28 +60,30 @@ pub struct TargetArgs {
     #[arg(long)]
     pub label: Option<String>,
     /// A shell command run before each memory reading, e.g. `jcmd PID GC.run` for a JVM (not
-    /// herd, connect).
+    /// herd, connect, latencies).
     #[arg(long = "before-reading", value_name = "COMMAND")]
     pub before_reading: Option<String>,
 }
 
 impl TargetArgs {
-    /// For a benchmark that reads nothing of the server's process and starts no `shepherd
-    /// serve` (`herd`, `connect`): refuses the options that would go unused, so that a run
-    /// never silently ignores one.
+    /// Refuses the options among `unused` that were given: a benchmark that has no use for
+    /// one (it reads nothing of the server's process, starts no `shepherd serve`, or runs its
+    /// clients on one thread by design) says so rather than ignoring it.
     ///
     /// # Errors
-    /// [`Error::Refused`] naming the first such option given, and `bench`.
-    pub fn address_only(&self, bench: &str) -> Result<()> {
-        let unused = [
-            ("--server-pid", self.server_pid.is_some()),
-            ("--serve-arg", !self.serve_args.is_empty()),
-            ("--before-reading", self.before_reading.is_some()),
-        ];
-        match unused.iter().find(|(_, given)| *given) {
-            Some((option, _)) => Err(Error::Refused(format!(
-                "{bench} reads nothing of the server's process and starts no shepherd serve: \
-                 {option} does not apply"
+    /// [`Error::Refused`] naming `bench` and the first such option given.
+    pub fn refuse(&self, bench: &str, unused: &[Unused]) -> Result<()> {
+        let given = |option: &Unused| match option {
+            Unused::ServerPid => self.server_pid.is_some(),
+            Unused::ServeArg => !self.serve_args.is_empty(),
+            Unused::BeforeReading => self.before_reading.is_some(),
+            Unused::ClientThreads => self.client_threads.is_some(),
+        };
+        match unused.iter().find(|option| given(option)) {
+            Some(option) => Err(Error::Refused(format!(
+                "{} does not apply to {bench}, which {}",
+                option.flag(),
+                option.why()
             ))),
             None => Ok(()),
         }
@@ -117,6 +119,38 @@ impl TargetArgs {
                 target.before_reading.clone_from(&self.before_reading);
                 target
             }),
+        }
+    }
+}
+
+/// An option of [`TargetArgs`] that a benchmark may have no use for ([`TargetArgs::refuse`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unused {
+    /// `--server-pid`.
+    ServerPid,
+    /// `--serve-arg`.
+    ServeArg,
+    /// `--before-reading`.
+    BeforeReading,
+    /// `--client-threads`.
+    ClientThreads,
+}
+
+impl Unused {
+    fn flag(self) -> &'static str {
+        match self {
+            Unused::ServerPid => "--server-pid",
+            Unused::ServeArg => "--serve-arg",
+            Unused::BeforeReading => "--before-reading",
+            Unused::ClientThreads => "--client-threads",
+        }
+    }
+
+    fn why(self) -> &'static str {
+        match self {
+            Unused::ServerPid | Unused::BeforeReading => "reads nothing of the server's process",
+            Unused::ServeArg => "starts no shepherd serve",
+            Unused::ClientThreads => "runs its clients on one thread",
         }
     }
 }
@@ -379,27 +413,38 @@ mod tests {
     }
 
     #[test]
-    fn address_only_refuses_what_would_go_unused() {
+    fn refuse_names_an_unused_option_given() {
         let address = TargetArgs {
             connect: Some("127.0.0.1:2181".to_owned()),
             label: Some("zk".to_owned()),
             ..TargetArgs::default()
         };
-        assert!(address.address_only("herd").is_ok());
+        let all = [
+            Unused::ServerPid,
+            Unused::ServeArg,
+            Unused::BeforeReading,
+            Unused::ClientThreads,
+        ];
+        assert!(address.refuse("herd", &all).is_ok());
         let with_pid = TargetArgs {
             server_pid: Some(1),
             ..address.clone()
         };
-        let refused = with_pid.address_only("herd").unwrap_err().to_string();
+        let refused = with_pid.refuse("herd", &all).unwrap_err().to_string();
         assert!(
             refused.contains("--server-pid") && refused.contains("herd"),
             "{refused}"
         );
-        let with_serve_arg = TargetArgs {
-            serve_args: vec!["--tick-time".to_owned()],
+        assert!(with_pid.refuse("latencies", &[Unused::ServeArg]).is_ok());
+        let with_threads = TargetArgs {
+            client_threads: Some(4),
             ..TargetArgs::default()
         };
-        assert!(with_serve_arg.address_only("connect").is_err());
+        let refused = with_threads
+            .refuse("latencies", &all)
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("--client-threads"), "{refused}");
     }
 
     #[test]

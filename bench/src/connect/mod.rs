@@ -29,7 +29,7 @@ use clap::{Args, ValueEnum};
 use shepherd_cli::runtime::{self, Threads};
 use tokio_rustls::rustls::pki_types::ServerName;
 
-use crate::target::TargetArgs;
+use crate::target::{TargetArgs, Unused};
 use session::{Sample, Transport};
 
 /// How long one session may take before it counts as failed.
@@ -142,8 +142,9 @@ pub fn main(args: &ConnectArgs) -> ExitCode {
 }
 
 async fn execute(args: &ConnectArgs) -> Result<Vec<RunResult>, String> {
+    let unused = [Unused::ServerPid, Unused::ServeArg, Unused::BeforeReading];
     args.target
-        .address_only("connect")
+        .refuse("connect", &unused)
         .map_err(|error| error.to_string())?;
     let modes = if args.modes.is_empty() {
         let mut modes = Vec::new();

@@ -55,7 +55,7 @@ pub use crate::error::{Error, Result};
 pub use recipe::Recipe;
 pub use run::RunResult;
 
-use crate::target::TargetArgs;
+use crate::target::{TargetArgs, Unused};
 use probe::Probe;
 use run::{ROOT, Run};
 use shepherd_cli::progress::Progress;
@@ -191,13 +191,16 @@ fn measure_all(
     args: &HerdArgs,
     on_result: &mut dyn FnMut(&RunResult),
 ) -> Result<(Vec<RunResult>, String)> {
-    args.target.address_only("herd")?;
-    if args.target.client_threads.is_some() {
-        // The clients' one thread is the benchmark's invariant (module documentation).
-        return Err(Error::Refused(
-            "herd runs its clients on one thread: --client-threads does not apply".to_owned(),
-        ));
-    }
+    // The clients' one thread is the benchmark's invariant (module documentation).
+    args.target.refuse(
+        "herd",
+        &[
+            Unused::ServerPid,
+            Unused::ServeArg,
+            Unused::BeforeReading,
+            Unused::ClientThreads,
+        ],
+    )?;
     let client_rt = runtime(Threads::Current, "the client runtime")?;
     match &args.target.connect {
         Some(connect) => {
