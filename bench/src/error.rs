@@ -35,7 +35,7 @@ pub enum Error {
         /// The client's error, unchanged.
         source: shepherd_client::Error,
     },
-    /// One of the N contender sessions could not be opened.
+    /// One of the N sessions a benchmark opens could not be opened.
     #[error(
         "cannot open session {number} of {of} ({open} open): {source}; {CONNECTION_LIMIT_HINT}"
     )]

@@ -1,10 +1,12 @@
 //! `shepherd-bench …`: measurements against a live server, ours or a real ZooKeeper: the herd
 //! effect of the lock recipes, the cost of a new session, throughput and latency under load,
 //! memory per node and per session and under a pipelining client, zk-latencies' phases, a tree
-//! in a production shape, and a million watches. Each subcommand is a folder of its own;
-//! [`target`] is the server under measurement, which `load` and `scale` share. The cargo benches
-//! (`benches/`) and the `loadgen_floor` example live in this package too, and the scripts that
-//! run them side by side with ZooKeeper in `scripts/`.
+//! in a production shape, a million watches, and a client that stalls the rest. Each
+//! subcommand is a folder of its own; what they share is beside them: [`target`], the server
+//! under measurement and the options that name it, [`sessions`], the sessions they open, and
+//! [`rss`], the memory reading of the memory benchmarks. The cargo benches (`benches/`) and the
+//! `loadgen_floor` example live in this package too, and the scripts that run them side by side
+//! with ZooKeeper in `scripts/`.
 
 mod block;
 mod connect;
@@ -13,7 +15,9 @@ mod herd;
 mod latencies;
 mod load;
 mod pressure;
+mod rss;
 mod scale;
+mod sessions;
 mod stall;
 mod target;
 #[cfg(test)]
@@ -135,7 +139,7 @@ mod tests {
             args.recipes,
             [herd::Recipe::SequentialHerd, herd::Recipe::CuratorMutex]
         );
-        assert_eq!(args.connect.as_deref(), Some("127.0.0.1:2181"));
+        assert_eq!(args.target.connect.as_deref(), Some("127.0.0.1:2181"));
         assert!(Cli::try_parse_from(["shepherd-bench", "herd", "--contenders", "0"]).is_err());
     }
 

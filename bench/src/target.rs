@@ -1,7 +1,7 @@
 //! The server a benchmark measures ([`Target`]) and what `/proc` says about its process: CPU
 //! time ([`cpu_time`]), resident memory ([`rss_bytes`]) and the open-file limit
-//! ([`open_files_limit`]), and the options that name it ([`TargetArgs`]). Shared by
-//! `shepherd-bench load` and `shepherd-bench scale`.
+//! ([`open_files_limit`]), and the options that name it ([`TargetArgs`]), which every
+//! subcommand takes.
 //!
 //! A target is either a `shepherd serve` child process that the benchmark starts (the default:
 //! its CPU and memory are then the server's alone, apart from the client's) or any ZooKeeper
@@ -27,20 +27,24 @@ pub const STOP_GRACE: Duration = Duration::from_secs(30);
 /// part of its user-space ABI and 100 on every architecture Rust targets.
 const USER_HZ: u64 = 100;
 
-/// Which server a benchmark measures, as `load` and `scale` take it on the command line (a
+/// Which server a benchmark measures, as every subcommand takes it on the command line (a
 /// running ZooKeeper, or `shepherd serve` children started for the run), with the clients'
-/// threads and the name it is reported under.
+/// threads and the name it is reported under. A benchmark refuses those it has no use for
+/// ([`TargetArgs::refuse`]): `herd` and `connect` read no process and start no child,
+/// `latencies` reads no process, and `herd` and `latencies` run their clients on one thread.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct TargetArgs {
     /// Measure this ZooKeeper (`host:port`; maxClientCnxns must allow the sessions) instead of
-    /// `shepherd serve` children.
+    /// a server the benchmark starts: `shepherd serve` children (herd: an embedded server;
+    /// connect: none, mode plain needs it).
     #[arg(long, value_name = "HOST:PORT")]
     pub connect: Option<String>,
-    /// The process id of the --connect server, read for its CPU time (load) or memory (scale).
+    /// The process id of the --connect server, read for its CPU time (load) or memory (scale,
+    /// tree, watches, stall, pressure; not herd, connect, latencies).
     #[arg(long = "server-pid", value_name = "PID", requires = "connect")]
     pub server_pid: Option<u32>,
     /// An argument for every `shepherd serve` child (repeat for several: `--serve-arg=--config
-    /// --serve-arg=zoo.cfg`).
+    /// --serve-arg=zoo.cfg`; not herd, connect).
     #[arg(
         long = "serve-arg",
         value_name = "ARG",
@@ -48,18 +52,43 @@ pub struct TargetArgs {
         conflicts_with = "connect"
     )]
     pub serve_args: Vec<String>,
-    /// Threads of the clients' runtime (default: one per CPU).
+    /// Threads of the clients' runtime (default: one per CPU; connect: 1; not herd, latencies).
     #[arg(long = "client-threads", value_name = "N")]
     pub client_threads: Option<usize>,
-    /// The server's name in the table and CSV (default: how it was reached).
+    /// The server's name in the table and CSV (default: how it was reached; connect:
+    /// `server`), or in herd's plot title.
     #[arg(long)]
     pub label: Option<String>,
-    /// A shell command run before each memory reading, e.g. `jcmd PID GC.run` for a JVM.
+    /// A shell command run before each memory reading, e.g. `jcmd PID GC.run` for a JVM (not
+    /// herd, connect, latencies).
     #[arg(long = "before-reading", value_name = "COMMAND")]
     pub before_reading: Option<String>,
 }
 
 impl TargetArgs {
+    /// Refuses the options among `unused` that were given: a benchmark that has no use for
+    /// one (it reads nothing of the server's process, starts no `shepherd serve`, or runs its
+    /// clients on one thread by design) says so rather than ignoring it.
+    ///
+    /// # Errors
+    /// [`Error::Refused`] naming `bench` and the first such option given.
+    pub fn refuse(&self, bench: &str, unused: &[Unused]) -> Result<()> {
+        let given = |option: &Unused| match option {
+            Unused::ServerPid => self.server_pid.is_some(),
+            Unused::ServeArg => !self.serve_args.is_empty(),
+            Unused::BeforeReading => self.before_reading.is_some(),
+            Unused::ClientThreads => self.client_threads.is_some(),
+        };
+        match unused.iter().find(|option| given(option)) {
+            Some(option) => Err(Error::Refused(format!(
+                "{} does not apply to {bench}, which {}",
+                option.flag(),
+                option.why()
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// The --connect server, if one was named.
     pub fn remote(&self) -> Option<Target> {
         let connect = self.connect.as_deref()?;
@@ -94,6 +123,38 @@ impl TargetArgs {
     }
 }
 
+/// An option of [`TargetArgs`] that a benchmark may have no use for ([`TargetArgs::refuse`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unused {
+    /// `--server-pid`.
+    ServerPid,
+    /// `--serve-arg`.
+    ServeArg,
+    /// `--before-reading`.
+    BeforeReading,
+    /// `--client-threads`.
+    ClientThreads,
+}
+
+impl Unused {
+    fn flag(self) -> &'static str {
+        match self {
+            Unused::ServerPid => "--server-pid",
+            Unused::ServeArg => "--serve-arg",
+            Unused::BeforeReading => "--before-reading",
+            Unused::ClientThreads => "--client-threads",
+        }
+    }
+
+    fn why(self) -> &'static str {
+        match self {
+            Unused::ServerPid | Unused::BeforeReading => "reads nothing of the server's process",
+            Unused::ServeArg => "starts no shepherd serve",
+            Unused::ClientThreads => "runs its clients on one thread",
+        }
+    }
+}
+
 /// The server under test.
 pub struct Target {
     /// `host:port` to connect to.
@@ -120,13 +181,16 @@ impl Target {
         }
     }
 
-    /// Starts `shepherd serve --port 0 ARGS…` (the `shepherd` beside this executable, or
-    /// `SHEPHERD_BIN`) as a child and waits for its `shepherd listening on ADDR` line. Unless ARGS
+    /// Starts `shepherd serve --port 0 --ready-json ARGS…` (the `shepherd` beside this
+    /// executable, or `SHEPHERD_BIN`) as a child and waits for its launch line
+    /// ([`shepherd_cli::ready`]), which names where it listens. Unless ARGS
     /// has its own `--config`, the child reads a zoo.cfg of `maxClientCnxns=0` (written to the
     /// temporary directory), since every session of a benchmark comes from one address.
     ///
     /// # Errors
-    /// [`Error::Io`] when it cannot be started or exits before listening.
+    /// [`Error::Io`] when it cannot be started or its output cannot be read;
+    /// [`Error::Refused`] when it exits before listening or its first line is not a launch
+    /// line.
     pub fn spawn_serve(args: &[String]) -> Result<Target> {
         let io = |what: &str| {
             let what = what.to_owned();
@@ -134,7 +198,7 @@ impl Target {
         };
         let exe = shepherd_cli::binary::shepherd().map_err(io("find the shepherd executable"))?;
         let mut command = Command::new(exe);
-        command.args(["serve", "--port", "0"]);
+        command.args(["serve", "--port", "0", "--ready-json"]);
         // Our own configuration, unless the caller gave one. `serve` reads it before it
         // listens; the file is removed when this returns, whichever way.
         let config = if args
@@ -178,24 +242,23 @@ impl Target {
         };
         target.child = Some(child);
         let mut lines = BufReader::new(stdout).lines();
-        let addr = loop {
-            match lines.next() {
-                Some(Ok(line)) => {
-                    if let Some(addr) = line.strip_prefix("shepherd listening on ") {
-                        break addr.trim().to_owned();
-                    }
-                }
-                Some(Err(source)) => return Err(io("read shepherd serve's output")(source)),
-                None => {
-                    return Err(Error::Refused(
-                        "shepherd serve exited before listening (see its errors above)".to_owned(),
-                    ));
-                }
+        // With --ready-json the launch line is the first line on stdout.
+        let launch = match lines.next() {
+            Some(Ok(line)) => shepherd_cli::ready::parse(&line).ok_or_else(|| {
+                Error::Refused(format!(
+                    "shepherd serve printed {line:?}, not its launch line"
+                ))
+            })?,
+            Some(Err(source)) => return Err(io("read shepherd serve's output")(source)),
+            None => {
+                return Err(Error::Refused(
+                    "shepherd serve exited before listening (see its errors above)".to_owned(),
+                ));
             }
         };
         // Drain what else it prints, so that a full pipe never blocks it.
         std::thread::spawn(move || lines.for_each(drop));
-        target.connect = addr;
+        target.connect = launch.connect_string;
         Ok(target)
     }
 
@@ -347,6 +410,41 @@ mod tests {
         assert_eq!(parse_cpu("42 (x"), None);
         let own = cpu_time(std::process::id()).unwrap();
         assert!(own < Duration::from_secs(3600));
+    }
+
+    #[test]
+    fn refuse_names_an_unused_option_given() {
+        let address = TargetArgs {
+            connect: Some("127.0.0.1:2181".to_owned()),
+            label: Some("zk".to_owned()),
+            ..TargetArgs::default()
+        };
+        let all = [
+            Unused::ServerPid,
+            Unused::ServeArg,
+            Unused::BeforeReading,
+            Unused::ClientThreads,
+        ];
+        assert!(address.refuse("herd", &all).is_ok());
+        let with_pid = TargetArgs {
+            server_pid: Some(1),
+            ..address.clone()
+        };
+        let refused = with_pid.refuse("herd", &all).unwrap_err().to_string();
+        assert!(
+            refused.contains("--server-pid") && refused.contains("herd"),
+            "{refused}"
+        );
+        assert!(with_pid.refuse("latencies", &[Unused::ServeArg]).is_ok());
+        let with_threads = TargetArgs {
+            client_threads: Some(4),
+            ..TargetArgs::default()
+        };
+        let refused = with_threads
+            .refuse("latencies", &all)
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("--client-threads"), "{refused}");
     }
 
     #[test]

@@ -15,9 +15,10 @@ use tokio::sync::{mpsc, oneshot, watch};
 use crate::chroot::Chroot;
 use crate::config::{ClientBuilder, Config};
 use crate::conn::{Command, Driver, WatchReg};
-use crate::connector::Connector;
+use crate::connector::{Connector, TcpConnector};
 use crate::error::Error;
 use crate::session::{SessionState, SessionStatus};
+use crate::tls::TlsConnector;
 
 /// Commands queued towards the connection task before callers wait for room.
 const COMMAND_QUEUE: usize = 1024;
@@ -224,6 +225,49 @@ impl Client {
     /// The user path for a server path.
     pub(crate) fn user_path(&self, path: &str) -> String {
         self.shared.chroot.strip(path)
+    }
+}
+
+// Here rather than in config.rs, beside the options: starting a session is the client's
+// business, and the options must not depend on the client they configure.
+impl ClientBuilder {
+    /// Connects to the first host, in shuffled order, that completes a handshake.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a bad connect string or option; the last attempt's
+    /// [`Error::Io`] or [`Error::Protocol`] when every host failed once;
+    /// [`Error::SessionExpired`] when resuming a session the server no longer knows;
+    /// [`Error::InvalidArgument`] for bad TLS PEM or server name (before any connection);
+    /// a failed TLS handshake is that attempt's [`Error::Io`] with rustls' reason in it;
+    /// [`Error::AuthFailed`] when the server refused the SASL credentials.
+    ///
+    /// # Cancellation
+    /// Dropping the future abandons the attempt; no session is left behind except one the
+    /// server created and will expire.
+    pub async fn connect(self, connect_string: &str) -> Result<Client, Error> {
+        self.connect_with(connect_string, TcpConnector).await
+    }
+
+    /// As [`ClientBuilder::connect`], but every connection (the first and each reconnect) is
+    /// opened by `connector` instead of TCP; the hosts of the connect string are what it is
+    /// asked for. See [`Connector`] for closures and for its errors, cancellation and ordering.
+    ///
+    /// # Errors
+    /// As [`ClientBuilder::connect`]; a connector's own failure is the attempt's
+    /// [`Error::Io`].
+    ///
+    /// # Cancellation
+    /// As [`ClientBuilder::connect`]; the connector's pending future is dropped with it.
+    pub async fn connect_with<C: Connector>(
+        self,
+        connect_string: &str,
+        connector: C,
+    ) -> Result<Client, Error> {
+        let (config, tls) = self.into_config(connect_string)?;
+        match tls {
+            Some(tls) => Client::start(config, TlsConnector::new(connector, tls)).await,
+            None => Client::start(config, connector).await,
+        }
     }
 }
 

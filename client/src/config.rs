@@ -10,10 +10,9 @@ use rand::seq::SliceRandom;
 use shepherd_protocol::DEFAULT_MAX_BUFFER;
 
 use crate::chroot::Chroot;
-use crate::connector::{Connector, TcpConnector};
 use crate::error::Error;
 use crate::sasl::SaslOptions;
-use crate::tls::{Identity, TlsConnector, TlsOptions, TlsSetup};
+use crate::tls::{Identity, TlsOptions, TlsSetup};
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 /// The session timeout requested when none is given (the server clamps it, docs/protocol.md §2.4).
@@ -242,46 +241,12 @@ impl ClientBuilder {
         self
     }
 
-    /// Connects to the first host, in shuffled order, that completes a handshake.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] for a bad connect string or option; the last attempt's
-    /// [`Error::Io`] or [`Error::Protocol`] when every host failed once;
-    /// [`Error::SessionExpired`] when resuming a session the server no longer knows;
-    /// [`Error::InvalidArgument`] for bad TLS PEM or server name (before any connection);
-    /// a failed TLS handshake is that attempt's [`Error::Io`] with rustls' reason in it;
-    /// [`Error::AuthFailed`] when the server refused the SASL credentials.
-    ///
-    /// # Cancellation
-    /// Dropping the future abandons the attempt; no session is left behind except one the
-    /// server created and will expire.
-    pub async fn connect(self, connect_string: &str) -> Result<crate::Client, Error> {
-        self.connect_with(connect_string, TcpConnector).await
-    }
-
-    /// As [`ClientBuilder::connect`], but every connection (the first and each reconnect) is
-    /// opened by `connector` instead of TCP; the hosts of the connect string are what it is
-    /// asked for. See [`Connector`] for closures and for its errors, cancellation and ordering.
-    ///
-    /// # Errors
-    /// As [`ClientBuilder::connect`]; a connector's own failure is the attempt's
-    /// [`Error::Io`].
-    ///
-    /// # Cancellation
-    /// As [`ClientBuilder::connect`]; the connector's pending future is dropped with it.
-    pub async fn connect_with<C: Connector>(
+    /// The configuration of a session to `connect_string` with these options, and its TLS
+    /// setup if any ([`ClientBuilder::connect`] starts it).
+    pub(crate) fn into_config(
         self,
         connect_string: &str,
-        connector: C,
-    ) -> Result<crate::Client, Error> {
-        let (config, tls) = self.into_config(connect_string)?;
-        match tls {
-            Some(tls) => crate::Client::start(config, TlsConnector::new(connector, tls)).await,
-            None => crate::Client::start(config, connector).await,
-        }
-    }
-
-    fn into_config(self, connect_string: &str) -> Result<(Config, Option<TlsSetup>), Error> {
+    ) -> Result<(Config, Option<TlsSetup>), Error> {
         let (mut hosts, chroot) = parse_connect_string(connect_string)?;
         let chroot = match (chroot, self.chroot.as_deref()) {
             (Some(a), Some(b)) if Chroot::new(Some(a))? != Chroot::new(Some(b))? => {

@@ -30,7 +30,8 @@
 //! helpers ([`Error::is_no_node`], [`Error::is_node_exists`], …) reads like the Java recipes
 //! it ports, while keeping the outcome a plain value that is matched, never a panic or a
 //! string. The exceptions are deliberate and documented where they occur: [`Client::exists`]
-//! answers `Ok(None)` for a missing node, and a multiRead reports each op's outcome in its own
+//! answers `Ok(None)` for a missing node, [`Client::create_all`] `Ok(None)` for an existing
+//! one (it creates what is missing, parents included), and a multiRead reports each op's outcome in its own
 //! slot.
 //!
 //! # Security: TLS and SASL
@@ -64,6 +65,7 @@ mod client;
 mod config;
 mod conn;
 mod connector;
+mod create_all;
 mod error;
 mod multi;
 mod ops;

@@ -22,7 +22,9 @@
 
 pub mod acl;
 mod acl_table;
+mod action;
 mod arena;
+mod auth_policy;
 mod children;
 mod controls;
 mod delivery;
@@ -30,12 +32,14 @@ mod diagnostics;
 mod digest;
 mod dispatch;
 mod handshake;
+mod ids;
 mod inputs;
 mod java_int;
 mod log;
 mod metrics;
 mod multi;
 mod node;
+mod now;
 mod ops;
 mod owner;
 mod path;
@@ -60,36 +64,24 @@ mod watch;
 use std::collections::HashMap;
 use std::net::IpAddr;
 
+use shepherd_protocol::sasl::DigestMd5Server;
 use shepherd_protocol::txn::TxnEntry;
 
+pub use action::Action;
+pub use auth_policy::AuthPolicy;
 pub use diagnostics::{SessionCursor, SessionRow, WatchCursor, WatchSummary};
+pub use ids::{ConnId, SessionId};
 pub use inputs::Swept;
 pub use metrics::{CoreMetrics, NotificationCounts, TriggerSummary};
+pub use now::Now;
 pub use peek::{RequestPeek, peek};
 pub use replay::ReplayError;
 pub use restore::{Restore, RestoreError};
-pub use sasl::AuthPolicy;
 use session::Sessions;
 pub use snapshot::{OPEN_ACL_UNSAFE_ID, SnapshotCursor};
 use tree::Tree;
 pub use views::{NodeInfo, SessionInfo, WatchInfo, WatchKind, WatchMode};
 use watch::WatchTable;
-
-/// A connection, as numbered by the shell. Never reused within one server.
-pub type ConnId = u64;
-
-/// A session id, as on the wire.
-pub type SessionId = i64;
-
-/// The time of a call. `mono_ms` drives expiry and reaping; `wall_ms` is what ctime and mtime
-/// record. A shell under virtual time advances both together.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Now {
-    /// Monotonic milliseconds since an arbitrary origin.
-    pub mono_ms: u64,
-    /// Milliseconds since the Unix epoch.
-    pub wall_ms: i64,
-}
 
 /// Settings the core needs (a subset of zoo.cfg).
 #[derive(Debug, Clone)]
@@ -151,15 +143,6 @@ impl Default for CoreConfig {
     }
 }
 
-/// What the shell must do, in order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
-    /// Send this frame payload (without the length prefix) to the connection.
-    Send(ConnId, Vec<u8>),
-    /// Close the connection once everything queued before this action is flushed.
-    Close(ConnId),
-}
-
 /// Where a connection comes from; the `ip` identity of every connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnInfo {
@@ -175,7 +158,7 @@ struct Conn {
     session: Option<SessionId>,
     identities: acl::Identities,
     /// Its SASL exchange, once one has begun (`sasl.rs`).
-    sasl: sasl::SaslExchange,
+    sasl: Option<Box<DigestMd5Server>>,
 }
 
 /// The deterministic ZooKeeper server state machine. See the module documentation; its

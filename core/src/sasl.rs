@@ -14,10 +14,6 @@
 //! beyond the first exchange and ends with the connection. The nonce is a pure function of the
 //! server secret and the inputs (see [`Core::sasl_nonce`]), so the core stays deterministic.
 
-use std::collections::HashMap;
-use std::fmt;
-use std::sync::Arc;
-
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use shepherd_protocol::sasl::{DigestMd5Server, DigestParams, ServerStep};
@@ -27,48 +23,6 @@ use shepherd_protocol::{
 
 use super::dispatch::reply;
 use super::{Action, ConnId, Core, Now, acl};
-
-/// Who may authenticate with SASL and what a connection must have done before anything else.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct AuthPolicy {
-    /// DIGEST-MD5 users and their passwords (a JAAS `Server` section's `user_<name>`
-    /// entries). `None`: SASL is not configured, and a sasl request is answered with a null
-    /// token (ZooKeeper without a JAAS login).
-    pub sasl_users: Option<Arc<HashMap<String, String>>>,
-    /// `superUser` (`zookeeper.superUser` and `zookeeper.superUser.*`): SASL users who also get
-    /// `super`.
-    pub super_users: Vec<String>,
-    /// Whether the `sasl` ACL scheme is registered (`authProvider.N` naming
-    /// `SASLAuthenticationProvider`, or a builder's SASL user): without it a `sasl:` ACL entry
-    /// is InvalidACL and `sasl` identities are not expanded by `auth`.
-    pub sasl_scheme: bool,
-    /// `enforce.auth.schemes` when `enforce.auth.enabled` (or `sasl` alone for
-    /// `sessionRequireClientSASLAuth`); empty when nothing is enforced.
-    pub enforce_schemes: Vec<String>,
-}
-
-impl fmt::Debug for AuthPolicy {
-    // Passwords stay out of logs and panics.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let users: Option<Vec<&String>> = self.sasl_users.as_ref().map(|u| u.keys().collect());
-        f.debug_struct("AuthPolicy")
-            .field("sasl_users", &users)
-            .field("super_users", &self.super_users)
-            .field("sasl_scheme", &self.sasl_scheme)
-            .field("enforce_schemes", &self.enforce_schemes)
-            .finish()
-    }
-}
-
-impl AuthPolicy {
-    /// `AuthenticationHelper.isSaslAuthRequired`: enforcement names `sasl`.
-    fn sasl_required(&self) -> bool {
-        self.enforce_schemes.iter().any(|s| s == "sasl")
-    }
-}
-
-/// A connection's SASL exchange.
-pub(super) type SaslExchange = Option<Box<DigestMd5Server>>;
 
 impl Core {
     /// The nonce of connection `conn`'s exchange: base64 of 30 bytes (40 characters, as

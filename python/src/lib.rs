@@ -10,15 +10,11 @@
 use pyo3::prelude::*;
 
 mod cli;
+mod error;
 mod panics;
 mod server;
 
-pyo3::create_exception!(
-    _native,
-    ServerError,
-    pyo3::exceptions::PyRuntimeError,
-    "The embedded server failed: it panicked, was closed, or could not do what was asked."
-);
+use error::ServerError;
 
 /// The module as Python imports it.
 #[pymodule]

@@ -19,7 +19,7 @@ use pyo3::prelude::*;
 use shepherd_server::{Config, Server};
 use tokio::runtime::Runtime;
 
-use crate::ServerError;
+use crate::error::ServerError;
 use crate::panics;
 
 /// Ids for the runtime threads' names; never reused within a process.

@@ -23,36 +23,20 @@ use crate::names::join;
 /// container once its last child is gone), or as persistent nodes when the server answers
 /// `Unimplemented`. An existing node is fine.
 pub(crate) async fn ensure_path(client: &Client, path: &str) -> Result<(), ZkError> {
-    let mut mode = CreateMode::Container;
-    let mut todo = vec![path.to_owned()];
-    while let Some(p) = todo.last() {
-        if p == "/" || p.is_empty() {
-            todo.pop();
-            continue;
-        }
-        match client.create(p, b"", &CreateOptions::new(mode)).await {
-            Ok(_) => {
-                todo.pop();
+    let mut options = CreateOptions::new(CreateMode::Container);
+    loop {
+        match client.create_all(path, b"", &options).await {
+            Ok(_) => return Ok(()),
+            Err(ZkError::Keeper(ErrorCode::Unimplemented))
+                if options.mode == CreateMode::Container =>
+            {
+                options = CreateOptions::persistent();
             }
-            Err(e) if e.is_node_exists() => {
-                todo.pop();
-            }
-            Err(e) if e.is_no_node() => {
-                let parent = match p.rfind('/') {
-                    Some(0) | None => "/".to_owned(),
-                    Some(i) => p[..i].to_owned(),
-                };
-                todo.push(parent);
-            }
-            Err(ZkError::Keeper(ErrorCode::Unimplemented)) if mode == CreateMode::Container => {
-                mode = CreateMode::Persistent;
-            }
-            // Outcome unknown: the retry answers NodeExists if it happened.
+            // Outcome unknown: the retry answers that the node exists if it was made.
             Err(ZkError::ConnectionLoss) => wait_not_disconnected(client).await,
             Err(e) => return Err(e),
         }
     }
-    Ok(())
 }
 
 /// Waits until the session is not `Disconnected` (connected again, or ended).

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 use super::log_reader::TornTail;
-use super::recovery::SkippedSnapshot;
+use super::skipped_snapshot::SkippedSnapshot;
 
 /// Why a data directory could not be opened, recovered, purged, or its secret read.
 #[derive(Debug, Error)]

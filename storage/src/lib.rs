@@ -32,6 +32,7 @@ mod names;
 mod recovery;
 mod repair;
 mod secret;
+mod skipped_snapshot;
 mod snapshot_reader;
 mod snapshot_writer;
 #[cfg(test)]
@@ -47,11 +48,10 @@ pub use log_reader::{LogReader, TailProblem, TornTail, read_logs, truncate_torn_
 pub use names::{
     LOG_PREFIX, SNAPSHOT_PREFIX, VERSION_DIR, log_name, snapshot_name, zxid_from_name,
 };
-pub use recovery::{
-    RecoverOptions, RecoveryReport, RecoverySink, SkippedSnapshot, recover, recover_with,
-};
+pub use recovery::{RecoverOptions, RecoveryReport, RecoverySink, recover, recover_with};
 pub use repair::{Repair, truncate_after};
 pub use secret::SECRET_FILE;
+pub use skipped_snapshot::SkippedSnapshot;
 pub use snapshot_reader::{SnapshotNode, SnapshotReader, ZxidDigest};
 pub use snapshot_writer::{DIGEST_VERSION, SnapshotWriter, encode_node};
 pub use txn_log::{DEFAULT_PREALLOC, TxnLog, padded_size};

@@ -38,6 +38,7 @@ use super::data_dir::DataDir;
 use super::error::{StorageError, at};
 use super::log_reader::{TornTail, read_logs, truncate_torn_tail};
 use super::names::{LOG_PREFIX, is_compressed_snapshot, list};
+use super::skipped_snapshot::SkippedSnapshot;
 use super::snapshot_reader::{SnapshotNode, SnapshotReader, ZxidDigest};
 
 /// Receives recovered state. Errors from the snapshot methods reject that snapshot (recovery
@@ -71,15 +72,6 @@ pub struct RecoverOptions {
     /// an empty tree instead of refusing them. Only right when the logs are known to hold the
     /// directory's whole history.
     pub trust_empty_snapshot: bool,
-}
-
-/// A snapshot recovery did not use, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SkippedSnapshot {
-    /// The file.
-    pub path: PathBuf,
-    /// What was wrong with it.
-    pub reason: String,
 }
 
 /// What [`recover`] did.

@@ -29,6 +29,7 @@ use clap::{Args, ValueEnum};
 use shepherd_cli::runtime::{self, Threads};
 use tokio_rustls::rustls::pki_types::ServerName;
 
+use crate::target::{TargetArgs, Unused};
 use session::{Sample, Transport};
 
 /// How long one session may take before it counts as failed.
@@ -58,9 +59,6 @@ impl Mode {
 /// `shepherd-bench connect` options.
 #[derive(Args, Debug, Clone)]
 pub struct ConnectArgs {
-    /// The server's plain client port (for mode `plain`).
-    #[arg(long, value_name = "HOST:PORT")]
-    pub connect: Option<String>,
     /// The server's TLS port, `secureClientPort` (for modes `tls` and `tls-mutual`).
     #[arg(long = "tls-connect", value_name = "HOST:PORT")]
     pub tls_connect: Option<String>,
@@ -87,15 +85,18 @@ pub struct ConnectArgs {
     /// The session timeout asked for, ms.
     #[arg(long = "session-timeout", default_value_t = 10_000)]
     pub session_timeout: i32,
-    /// Threads of the clients' runtime.
-    #[arg(long = "client-threads", value_name = "N", default_value_t = 1)]
-    pub client_threads: usize,
-    /// The server's name in the table and CSV.
-    #[arg(long, default_value = "server")]
-    pub label: String,
     /// Also write the results as CSV, one row per mode and concurrency.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+impl ConnectArgs {
+    /// The server's name in the table and CSV.
+    fn label(&self) -> &str {
+        self.target.label.as_deref().unwrap_or("server")
+    }
 }
 
 /// One mode at one concurrency.
@@ -122,7 +123,7 @@ pub struct RunResult {
 /// Runs the benchmark: a table on stdout, the CSV if asked.
 pub fn main(args: &ConnectArgs) -> ExitCode {
     let Some(runtime) = runtime::start_or_report(
-        Threads::Workers(Some(args.client_threads.max(1))),
+        Threads::Workers(Some(args.target.client_threads.unwrap_or(1).max(1))),
         "the clients' runtime",
     ) else {
         return ExitCode::FAILURE;
@@ -141,9 +142,13 @@ pub fn main(args: &ConnectArgs) -> ExitCode {
 }
 
 async fn execute(args: &ConnectArgs) -> Result<Vec<RunResult>, String> {
+    let unused = [Unused::ServerPid, Unused::ServeArg, Unused::BeforeReading];
+    args.target
+        .refuse("connect", &unused)
+        .map_err(|error| error.to_string())?;
     let modes = if args.modes.is_empty() {
         let mut modes = Vec::new();
-        if args.connect.is_some() {
+        if args.target.connect.is_some() {
             modes.push(Mode::Plain);
         }
         if args.tls_connect.is_some() {
@@ -192,7 +197,7 @@ async fn execute(args: &ConnectArgs) -> Result<Vec<RunResult>, String> {
             let result = summarize(mode, concurrency, &samples, errors, wall);
             println!(
                 "{:<12} {:<11} {:>5} {:>9} {:>7} {:>11.0} {:>9.2} {:>9.2} {:>11.2} ms",
-                args.label,
+                args.label(),
                 result.mode.name(),
                 result.concurrency,
                 result.ok,
@@ -205,7 +210,7 @@ async fn execute(args: &ConnectArgs) -> Result<Vec<RunResult>, String> {
             if let Some(error) = first_error {
                 eprintln!(
                     "{} {} x{concurrency}: first failure: {error}",
-                    args.label,
+                    args.label(),
                     mode.name()
                 );
             }
@@ -213,7 +218,7 @@ async fn execute(args: &ConnectArgs) -> Result<Vec<RunResult>, String> {
                 writeln!(
                     file,
                     "{},{},{},{},{},{:.1},{},{},{}",
-                    args.label,
+                    args.label(),
                     result.mode.name(),
                     result.concurrency,
                     result.ok,
@@ -234,7 +239,11 @@ async fn execute(args: &ConnectArgs) -> Result<Vec<RunResult>, String> {
 /// The address and transport of `mode`.
 fn transport(args: &ConnectArgs, mode: Mode) -> Result<(String, Transport), String> {
     if mode == Mode::Plain {
-        let addr = args.connect.clone().ok_or("mode plain needs --connect")?;
+        let addr = args
+            .target
+            .connect
+            .clone()
+            .ok_or("mode plain needs --connect")?;
         return Ok((addr, Transport::Plain));
     }
     let addr = args

@@ -55,6 +55,7 @@ pub use crate::error::{Error, Result};
 pub use recipe::Recipe;
 pub use run::RunResult;
 
+use crate::target::{TargetArgs, Unused};
 use probe::Probe;
 use run::{ROOT, Run};
 use shepherd_cli::progress::Progress;
@@ -78,11 +79,6 @@ pub struct HerdArgs {
         default_value = "ephemeral-exists,sequential-herd,sequential-predecessor,shared-herd,shared-predecessor,curator-mutex"
     )]
     pub recipes: Vec<Recipe>,
-    /// Run against this ZooKeeper (`host:port`, any ZooKeeper-compatible server with `mntr`
-    /// allowed and no per-address connection limit: maxClientCnxns=0) instead of an embedded
-    /// Shepherd server.
-    #[arg(long, value_name = "HOST:PORT")]
-    pub connect: Option<String>,
     /// Also write the results as CSV, one row per run.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
@@ -105,10 +101,8 @@ pub struct HerdArgs {
         conflicts_with_all = ["contenders", "recipes", "connect", "timeout", "settle_ms"]
     )]
     pub from_csv: Option<PathBuf>,
-    /// The server named in the plot's title (default: the one measured, `embedded Shepherd`
-    /// or `ZooKeeper <version>` from `mntr`; none with --from-csv).
-    #[arg(long = "server-name", value_name = "NAME")]
-    pub server_name: Option<String>,
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 /// Runs the benchmark as `shepherd-bench herd` does: table on stdout, then the files; runs
@@ -185,7 +179,7 @@ pub fn execute(args: &HerdArgs, on_result: &mut dyn FnMut(&RunResult)) -> Result
         write(path, &report::csv(&results))?;
     }
     if let Some(path) = &args.plot {
-        let server = args.server_name.as_deref().or(measured_on.as_deref());
+        let server = args.target.label.as_deref().or(measured_on.as_deref());
         write(path, &report::plot(&results, server)?)?;
     }
     Ok(results)
@@ -197,8 +191,18 @@ fn measure_all(
     args: &HerdArgs,
     on_result: &mut dyn FnMut(&RunResult),
 ) -> Result<(Vec<RunResult>, String)> {
+    // The clients' one thread is the benchmark's invariant (module documentation).
+    args.target.refuse(
+        "herd",
+        &[
+            Unused::ServerPid,
+            Unused::ServeArg,
+            Unused::BeforeReading,
+            Unused::ClientThreads,
+        ],
+    )?;
     let client_rt = runtime(Threads::Current, "the client runtime")?;
-    match &args.connect {
+    match &args.target.connect {
         Some(connect) => {
             let probe = Probe::mntr(connect);
             let version =
@@ -297,13 +301,12 @@ mod tests {
         let args = HerdArgs {
             contenders: vec![2, 5],
             recipes: Recipe::ALL.to_vec(),
-            connect: None,
+            target: TargetArgs::default(),
             csv: Some(out.join("herd.csv")),
             plot: Some(out.join("herd.svg")),
             timeout: 20,
             settle_ms: 20,
             from_csv: None,
-            server_name: None,
         };
         let mut seen = 0;
         let results = execute(&args, &mut |_| seen += 1).unwrap();

@@ -11,24 +11,20 @@
 //! bounded too. A failed run is an `Err` in its [`RunResult`], not a panic, and not the end of
 //! the benchmark.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use shepherd_client::{Client, CreateOptions};
 use shepherd_recipes::{AnyLock, Guard, Lock, LockStats};
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep, sleep_until, timeout, timeout_at};
 
 use super::probe::Probe;
 use super::recipe::Recipe;
 use crate::error::{Error, Result};
+use crate::sessions::{connect_many, connect_one};
 
 /// Where the benchmark's nodes live (one child per run, deleted after it).
 pub const ROOT: &str = "/shepherd-bench";
-
-/// Sessions opened at once while setting up a run.
-const CONNECT_PARALLELISM: usize = 32;
 
 /// One run's parameters.
 pub struct Run<'a> {
@@ -130,8 +126,13 @@ impl Run<'_> {
         clients: &mut Vec<Client>,
     ) -> Result<Measured> {
         let (n, dir) = (self.contenders, self.dir.as_str());
-        ensure_persistent(coordinator, ROOT).await?;
-        ensure_persistent(coordinator, dir).await?;
+        coordinator
+            .create_all(dir, b"", &CreateOptions::persistent())
+            .await
+            .map_err(|source| Error::Client {
+                what: format!("cannot create {dir}"),
+                source,
+            })?;
         let blocker = self.recipe.blocker(dir);
         let blocker = coordinator
             .create(
@@ -228,15 +229,6 @@ impl Run<'_> {
     }
 }
 
-/// A session as every participant opens it.
-async fn connect_one(connect: &str) -> Result<Client, shepherd_client::Error> {
-    Client::builder()
-        .session_timeout(Duration::from_secs(30))
-        .connect_timeout(Duration::from_secs(10))
-        .connect(connect)
-        .await
-}
-
 /// Closes every session at once, waiting at most 10 s.
 async fn close_all(clients: Vec<Client>) {
     let mut set = JoinSet::new();
@@ -246,54 +238,6 @@ async fn close_all(clients: Vec<Client>) {
         });
     }
     while set.join_next().await.is_some() {}
-}
-
-/// Opens `n` sessions, a few at a time.
-async fn connect_many(connect: &str, n: usize, clients: &mut Vec<Client>) -> Result<()> {
-    let permits = Arc::new(Semaphore::new(CONNECT_PARALLELISM));
-    let mut set = JoinSet::new();
-    for index in 0..n {
-        let (permits, connect) = (permits.clone(), connect.to_owned());
-        set.spawn(async move {
-            let _permit = permits.acquire_owned().await;
-            (index, connect_one(&connect).await)
-        });
-    }
-    let mut failure = None;
-    while let Some(joined) = set.join_next().await {
-        match joined {
-            Ok((_, Ok(client))) => clients.push(client),
-            Ok((index, Err(source))) => {
-                failure.get_or_insert(Error::Session {
-                    number: index + 1,
-                    of: n,
-                    open: clients.len(),
-                    source,
-                });
-                set.abort_all();
-            }
-            Err(e) if e.is_cancelled() => {}
-            Err(source) => {
-                failure.get_or_insert(Error::Task {
-                    what: "a connecting task",
-                    source,
-                });
-            }
-        }
-    }
-    failure.map_or(Ok(()), Err)
-}
-
-/// Creates `path` as a persistent node; an existing one is fine.
-async fn ensure_persistent(client: &Client, path: &str) -> Result<()> {
-    match client.create(path, b"", &CreateOptions::persistent()).await {
-        Ok(_) => Ok(()),
-        Err(e) if e.is_node_exists() => Ok(()),
-        Err(source) => Err(Error::Client {
-            what: format!("cannot create {path}"),
-            source,
-        }),
-    }
 }
 
 /// One contender (number `index`): acquire once, release at once. Returns the instant of

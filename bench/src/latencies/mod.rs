@@ -1,8 +1,9 @@
 //! `shepherd-bench latencies`: the synchronous phases of zk-smoketest's `zk-latencies.py`
 //! (github.com/phunt/zk-smoketest, `synchronous_latency_test`), one session, one call at a
-//! time, against any ZooKeeper: create `--count` persistent nodes with `--size`-byte values, set
-//! each, get each, delete each, create as many ephemeral nodes, set an exists watch on each,
-//! delete them, and wait for every watch's notification. Where the script prints each phase's
+//! time, against any ZooKeeper (`--connect`, else a `shepherd serve` child): create `--count`
+//! persistent nodes with `--size`-byte values, set each, get each, delete each, create as many
+//! ephemeral nodes, set an exists watch on each, delete them, and wait for every watch's
+//! notification. Where the script prints each phase's
 //! mean, this keeps every call's latency and reports the percentiles (docs/bench/latencies.md).
 //! `--persistent-only` stops after the four persistent phases.
 //!
@@ -20,13 +21,11 @@ use shepherd_client::{Client, CreateOptions};
 
 use crate::error::{Error, Result};
 use crate::load::percentile;
+use crate::target::{Target, TargetArgs, Unused};
 
 /// The options of `shepherd-bench latencies`.
 #[derive(Args, Debug, Clone)]
 pub struct LatenciesArgs {
-    /// The server under test (`host:port`).
-    #[arg(long, value_name = "HOST:PORT")]
-    pub connect: String,
     /// Nodes per phase (zk-latencies' `--znode_count`, default 10 000 there too).
     #[arg(long, default_value_t = 10_000)]
     pub count: usize,
@@ -34,14 +33,13 @@ pub struct LatenciesArgs {
     /// benchmark asks).
     #[arg(long, default_value_t = 100)]
     pub size: usize,
-    /// The server's name in the output (default: --connect).
-    #[arg(long)]
-    pub label: Option<String>,
     /// Only the four persistent phases: create, set, get and delete. A server that answers
     /// only those can then be measured: the floor (`examples/loadgen_floor.rs`), which answers
     /// with canned replies and does no work.
     #[arg(long)]
     pub persistent_only: bool,
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 /// The phases, in the order the script runs them.
@@ -92,11 +90,27 @@ pub fn main(args: &LatenciesArgs) -> ExitCode {
     // One call at a time: the calling thread runs the client, so that a reply reaches the
     // waiting call without a hop between threads, which would add to every latency, on
     // either server, the same scheduling delay.
-    let phases = match crate::block::run("latencies", Threads::Current, execute(args)) {
+    let unused = [
+        Unused::ServerPid,
+        Unused::BeforeReading,
+        Unused::ClientThreads,
+    ];
+    let target = match args
+        .target
+        .refuse("latencies", &unused)
+        .and_then(|()| args.target.open())
+    {
+        Ok(target) => target,
+        Err(error) => {
+            eprintln!("latencies: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let phases = match crate::block::run("latencies", Threads::Current, execute(args, &target)) {
         Ok(phases) => phases,
         Err(code) => return code,
     };
-    let label = args.label.as_deref().unwrap_or(&args.connect);
+    let label = args.target.label.as_deref().unwrap_or(&target.connect);
     println!("{CSV_HEADER}");
     for phase in &phases {
         println!("{}", csv_row(label, args.size, phase));
@@ -104,17 +118,17 @@ pub fn main(args: &LatenciesArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The eight phases (the first four with `--persistent-only`) against `args.connect`, under a
-/// root of this process's own, removed after.
+/// The eight phases (the first four with `--persistent-only`) against `target`, under a root
+/// of this process's own, removed after.
 ///
 /// # Errors
 /// The connection, or any call of a phase, failed.
-pub async fn execute(args: &LatenciesArgs) -> Result<Vec<Phase>> {
+pub async fn execute(args: &LatenciesArgs, target: &Target) -> Result<Vec<Phase>> {
     let client = Client::builder()
         .session_timeout(Duration::from_secs(30))
-        .connect(&args.connect)
+        .connect(&target.connect)
         .await
-        .map_err(|source| failed(format!("cannot connect to {}", args.connect), source))?;
+        .map_err(|source| failed(format!("cannot connect to {}", target.connect), source))?;
     let root = format!("/zk-latencies-{}", std::process::id());
     client
         .create(&root, b"", &CreateOptions::persistent())

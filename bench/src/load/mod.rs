@@ -19,8 +19,8 @@
 //!
 //! Invariants: the clients run on their own multi-thread runtime (`--client-threads`), never in
 //! the server's process (an open loop adds one thread, its pacer: [`pace`]); every session is a
-//! `shepherd-client` [`Client`], one connection each, pipelining its requests; runs never share
-//! nodes, so a run's errors are its own.
+//! `shepherd-client` [`Client`](shepherd_client::Client), one connection each, pipelining its
+//! requests; runs never share nodes, so a run's errors are its own.
 
 mod pace;
 pub mod phase;
@@ -34,8 +34,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use futures_util::{StreamExt, TryStreamExt, stream};
-use shepherd_client::{Client, CreateOptions};
+use shepherd_client::CreateOptions;
 use tokio::time::timeout;
 
 pub use phase::Phase;
@@ -43,10 +42,8 @@ pub use report::PhaseResult;
 pub(crate) use report::percentile;
 
 use crate::error::{Error, Result};
+use crate::sessions::connect_many;
 use crate::target::{Target, TargetArgs, cpu_time};
-
-/// Sessions connecting at once.
-const CONNECT_PARALLELISM: usize = 64;
 
 /// `--rate`: a finite number of requests per second, above zero and at most a billion (a gap
 /// between two requests that a [`std::time::Duration`] holds).
@@ -217,30 +214,18 @@ async fn run(
     trace: &mut Option<BufWriter<File>>,
     print: &mut dyn FnMut(&str),
 ) -> Result<Vec<PhaseResult>> {
-    let clients = connect_many(&target.connect, context.sessions).await?;
+    let mut clients = Vec::new();
+    connect_many(&target.connect, context.sessions, &mut clients).await?;
     let first = &clients[0];
-    let folders: Vec<&str> = match &args.dir {
-        // Every ancestor of the folder, then the folder.
-        Some(_) => dir
-            .match_indices('/')
-            .map(|(at, _)| &dir[..at])
-            .filter(|ancestor| !ancestor.is_empty())
-            .chain([dir.trim_end_matches('/')])
-            .collect(),
-        None => vec![args.root.as_str(), dir],
-    };
-    for path in folders {
-        match first.create(path, b"", &CreateOptions::persistent()).await {
-            Ok(_) => {}
-            Err(e) if e.is_node_exists() => {}
-            Err(source) => {
-                return Err(Error::Client {
-                    what: format!("cannot create {path}"),
-                    source,
-                });
-            }
-        }
-    }
+    // The folder and, with --dir, every missing ancestor of it; under --root, the root too.
+    let folder = dir.trim_end_matches('/');
+    first
+        .create_all(folder, b"", &CreateOptions::persistent())
+        .await
+        .map_err(|source| Error::Client {
+            what: format!("cannot create {folder}"),
+            source,
+        })?;
     let value: Arc<[u8]> = vec![b'v'; args.value_size as usize].into();
     let mut results = Vec::new();
     for &phase in &args.phases {
@@ -310,32 +295,6 @@ fn write_trace(
         )?;
     }
     Ok(())
-}
-
-/// Opens `n` sessions, [`CONNECT_PARALLELISM`] at a time.
-///
-/// # Errors
-/// [`Error::Client`] for the first session that cannot connect.
-pub async fn connect_many(connect: &str, n: usize) -> Result<Vec<Client>> {
-    stream::iter(0..n)
-        .map(|number| async move {
-            Client::builder()
-                .session_timeout(Duration::from_secs(30))
-                .connect_timeout(Duration::from_secs(10))
-                .connect(connect)
-                .await
-                .map_err(|source| Error::Client {
-                    what: format!(
-                        "cannot open session {} of {n} to {connect} (ZooKeeper's \
-                         maxClientCnxns must allow them)",
-                        number + 1
-                    ),
-                    source,
-                })
-        })
-        .buffered(CONNECT_PARALLELISM)
-        .try_collect()
-        .await
 }
 
 #[cfg(test)]

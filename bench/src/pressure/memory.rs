@@ -11,7 +11,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::target::rss_bytes;
+use crate::rss;
+use crate::target::{Target, rss_bytes};
 
 /// A peak being watched. See the module documentation.
 pub struct Peak {
@@ -24,16 +25,20 @@ pub struct Peak {
 }
 
 impl Peak {
-    /// Resets the high-water mark of `pid` if allowed, reads its resident set, and starts
-    /// sampling it every `every`.
+    /// Resets the high-water mark of `target`'s process if allowed, reads its resident set
+    /// as every memory benchmark does ([`rss::read`]), and starts sampling it every `every`.
     ///
     /// # Errors
-    /// `/proc/PID/status` cannot be read (no such process, not Linux).
-    pub fn start(pid: u32, every: Duration) -> Result<Peak> {
+    /// As [`rss::read`]: the process is unknown, or `/proc/PID/status` cannot be read (no
+    /// such process, not Linux).
+    pub fn start(target: &Target, every: Duration) -> Result<Peak> {
+        let before = rss::read(target)?;
+        let pid = target
+            .pid
+            .ok_or_else(|| Error::Refused("no server process".to_owned()))?;
         // "5" resets the peak RSS (Linux 4.0 and later, proc(5)); refused without ptrace
         // access to the process, in which case only the samples count.
         let hwm_reset = std::fs::write(format!("/proc/{pid}/clear_refs"), "5").is_ok();
-        let before = rss_bytes(pid)?;
         let stop = Arc::new(AtomicBool::new(false));
         let sampler = {
             let stop = stop.clone();
@@ -115,7 +120,8 @@ mod tests {
     /// either route.
     #[test]
     fn the_peak_of_this_process_sees_memory_touched_meanwhile() {
-        let peak = Peak::start(std::process::id(), Duration::from_millis(1)).unwrap();
+        let this = Target::remote("127.0.0.1:1", Some(std::process::id()));
+        let peak = Peak::start(&this, Duration::from_millis(1)).unwrap();
         let touched = vec![1u8; 64 << 20];
         std::hint::black_box(&touched);
         drop(touched);

@@ -26,6 +26,7 @@ use shepherd_cli::runtime::Threads;
 use shepherd_client::{Client, CreateOptions};
 
 use crate::error::{Error, Result};
+use crate::target::{Target, TargetArgs};
 use memory::Peak;
 
 /// How often the sampler reads the server's `VmRSS` during a burst.
@@ -34,12 +35,6 @@ pub const SAMPLE_EVERY: Duration = Duration::from_millis(2);
 /// The options of `shepherd-bench pressure`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct PressureArgs {
-    /// The server under test (`host:port`).
-    #[arg(long, value_name = "HOST:PORT")]
-    pub connect: String,
-    /// Its process id, whose resident set is read.
-    #[arg(long = "server-pid", value_name = "PID")]
-    pub server_pid: u32,
     /// Pipelined setData calls in the write burst.
     #[arg(long, default_value_t = 150)]
     pub writes: usize,
@@ -49,9 +44,8 @@ pub struct PressureArgs {
     /// The node's data, in bytes (ZooKeeper's jute.maxbuffer must allow it with a header).
     #[arg(long, default_value_t = 1_000_000)]
     pub size: usize,
-    /// The server's name in the output (default: --connect).
-    #[arg(long)]
-    pub label: Option<String>,
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 /// One burst's figures.
@@ -107,11 +101,19 @@ pub fn csv_row(server: &str, size: usize, burst: &Burst) -> String {
 /// Runs the benchmark and prints a CSV header and one row per burst measured; fails if a burst
 /// failed (its row printed first).
 pub fn main(args: &PressureArgs) -> ExitCode {
-    let bursts = match crate::block::run("pressure", Threads::Workers(None), execute(args)) {
+    let target = match args.target.open() {
+        Ok(target) => target,
+        Err(error) => {
+            eprintln!("pressure: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let threads = Threads::Workers(args.target.client_threads);
+    let bursts = match crate::block::run("pressure", threads, execute(args, &target)) {
         Ok(bursts) => bursts,
         Err(code) => return code,
     };
-    let label = args.label.as_deref().unwrap_or(&args.connect);
+    let label = args.target.label.as_deref().unwrap_or(&target.connect);
     println!("{CSV_HEADER}");
     for burst in &bursts {
         println!("{}", csv_row(label, args.size, burst));
@@ -123,17 +125,17 @@ pub fn main(args: &PressureArgs) -> ExitCode {
     }
 }
 
-/// The two bursts against `args.connect`; the second only if the first succeeded.
+/// The two bursts against `target`; the second only if the first succeeded.
 ///
 /// # Errors
 /// The connection or the node's creation failed, or a reading of the server's memory.
-pub async fn execute(args: &PressureArgs) -> Result<Vec<Burst>> {
+pub async fn execute(args: &PressureArgs, target: &Target) -> Result<Vec<Burst>> {
     let client = Client::builder()
         .session_timeout(Duration::from_secs(30))
-        .connect(&args.connect)
+        .connect(&target.connect)
         .await
         .map_err(|source| Error::Client {
-            what: format!("cannot connect to {}", args.connect),
+            what: format!("cannot connect to {}", target.connect),
             source,
         })?;
     let path = format!("/pressure-{}", std::process::id());
@@ -145,15 +147,14 @@ pub async fn execute(args: &PressureArgs) -> Result<Vec<Burst>> {
             what: format!("cannot create {path}"),
             source,
         })?;
-    let pid = args.server_pid;
-    let set = burst("set", args.writes, pid, || async {
+    let set = burst("set", args.writes, target, || async {
         try_join_all((0..args.writes).map(|_| client.set_data(&path, &data, None))).await
     })
     .await?;
     if set.error.is_some() {
         return Ok(vec![set]);
     }
-    let get = burst("get", args.reads, pid, || async {
+    let get = burst("get", args.reads, target, || async {
         // `try_join` polls the write first, so it is sent before the reads.
         try_join(
             client.set_data(&path, &data, None),
@@ -168,12 +169,17 @@ pub async fn execute(args: &PressureArgs) -> Result<Vec<Burst>> {
 }
 
 /// Measures one burst: `run` sends its requests and awaits every reply.
-async fn burst<F, Fut, T>(what: &'static str, count: usize, pid: u32, run: F) -> Result<Burst>
+async fn burst<F, Fut, T>(
+    what: &'static str,
+    count: usize,
+    target: &Target,
+    run: F,
+) -> Result<Burst>
 where
     F: FnOnce() -> Fut,
     Fut: Future<Output = std::result::Result<T, shepherd_client::Error>>,
 {
-    let peak = Peak::start(pid, SAMPLE_EVERY)?;
+    let peak = Peak::start(target, SAMPLE_EVERY)?;
     let started = Instant::now();
     let done = run().await;
     let elapsed = started.elapsed();

@@ -14,6 +14,7 @@
 //! Invariants: a measurement that could not hold its premise (a create failed, a session was
 //! lost, a file limit too low) is an error row, never a figure.
 
+mod measurement;
 mod nodes;
 mod sessions;
 
@@ -25,6 +26,7 @@ use clap::Args;
 
 use crate::error::{Error, Result};
 use crate::target::{Target, TargetArgs};
+pub use measurement::Measurement;
 
 /// `shepherd-bench scale` options.
 #[derive(Args, Debug, Clone)]
@@ -65,32 +67,6 @@ pub struct ScaleArgs {
     /// Also write the results as CSV, one row per measurement.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-}
-
-/// One measurement.
-#[derive(Debug, Clone)]
-pub struct Measurement {
-    /// `nodes` or `sessions`.
-    pub what: &'static str,
-    /// How many.
-    pub count: usize,
-    /// The nodes' value size.
-    pub value_size: Option<usize>,
-    /// The server's RSS before, bytes.
-    pub rss_before: u64,
-    /// And after.
-    pub rss_after: u64,
-    /// Time to create the nodes or open the sessions.
-    pub seconds: f64,
-    /// Sessions lost during the hold (always 0 for nodes).
-    pub lost: usize,
-}
-
-impl Measurement {
-    /// Bytes of RSS per node or session.
-    pub fn bytes_per_item(&self) -> f64 {
-        (self.rss_after as f64 - self.rss_before as f64) / self.count.max(1) as f64
-    }
 }
 
 /// A measurement as run: what was asked, and what came of it.
@@ -228,8 +204,8 @@ fn table_row(server: &str, job: Job, outcome: &Result<Measurement>) -> String {
             m.what,
             m.count,
             value,
-            mib(m.rss_before),
-            mib(m.rss_after),
+            mib(m.rss.before),
+            mib(m.rss.after),
             m.bytes_per_item(),
             m.seconds,
             m.lost
@@ -261,8 +237,8 @@ fn csv(rows: &[Row]) -> String {
                 m.what,
                 m.count,
                 m.value_size.map_or(String::new(), |v| v.to_string()),
-                m.rss_before,
-                m.rss_after,
+                m.rss.before,
+                m.rss.after,
                 m.bytes_per_item(),
                 m.seconds,
                 m.lost
@@ -278,6 +254,7 @@ fn csv(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rss::Growth;
     use crate::test_server::TestServer;
     use clap::Parser;
 
@@ -324,7 +301,7 @@ mod tests {
         for (_, row) in &rows {
             let m = row.as_ref().unwrap();
             assert_eq!(m.lost, 0);
-            assert!(m.rss_before > 0 && m.rss_after > 0);
+            assert!(m.rss.before > 0 && m.rss.after > 0);
         }
         let mut args = args;
         args.nodes = 0;
@@ -341,8 +318,10 @@ mod tests {
             what: "nodes",
             count: 1000,
             value_size: Some(16),
-            rss_before: 1_000_000,
-            rss_after: 1_200_000,
+            rss: Growth {
+                before: 1_000_000,
+                after: 1_200_000,
+            },
             seconds: 1.5,
             lost: 0,
         };

@@ -11,11 +11,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use shepherd_client::{Client, CreateOptions};
+use shepherd_client::CreateOptions;
 
-use super::Measurement;
+use super::measurement::Measurement;
 use crate::error::{Error, Result};
-use crate::load::{Phase, connect_many, phase::Drive};
+use crate::load::{Phase, phase::Drive};
+use crate::rss;
+use crate::sessions::connect_many;
 use crate::target::Target;
 
 /// Sessions creating the nodes.
@@ -37,10 +39,15 @@ pub async fn measure(
     settle: Duration,
     cleanup: bool,
 ) -> Result<Measurement> {
-    let clients = connect_many(&target.connect, FILL_SESSIONS).await?;
-    ensure_folders(&clients[0], dir).await?;
-    tokio::time::sleep(settle).await;
-    let before = rss(target)?;
+    let mut clients = Vec::new();
+    connect_many(&target.connect, FILL_SESSIONS, &mut clients).await?;
+    clients[0]
+        .create_all(dir, b"", &CreateOptions::persistent())
+        .await
+        .map_err(|source| Error::Client {
+            what: format!("cannot create {dir}"),
+            source,
+        })?;
     let mut drive = Drive {
         phase: Phase::Create,
         dir: dir.to_owned(),
@@ -49,15 +56,17 @@ pub async fn measure(
         rate: None,
         value: Arc::from(vec![b'v'; value_size]),
     };
-    let created = drive.run(&clients).await?;
-    if let Some(error) = created.first_error {
-        return Err(Error::Refused(format!(
-            "{} of {nodes} creates failed, the first: {error}",
-            created.errors
-        )));
-    }
-    tokio::time::sleep(settle).await;
-    let after = rss(target)?;
+    let (created, rss) = rss::around(target, settle, async {
+        let created = drive.run(&clients).await?;
+        match created.first_error {
+            Some(error) => Err(Error::Refused(format!(
+                "{} of {nodes} creates failed, the first: {error}",
+                created.errors
+            ))),
+            None => Ok(created),
+        }
+    })
+    .await?;
     if cleanup {
         drive.phase = Phase::Delete;
         let _ = drive.run(&clients).await?;
@@ -70,37 +79,8 @@ pub async fn measure(
         what: "nodes",
         count: nodes,
         value_size: Some(value_size),
-        rss_before: before,
-        rss_after: after,
+        rss,
         seconds: created.wall.as_secs_f64(),
         lost: 0,
     })
-}
-
-/// The server's resident memory; the server's process must be known.
-pub(super) fn rss(target: &Target) -> Result<u64> {
-    target.rss()?.ok_or_else(|| {
-        Error::Refused("the server's process is unknown: give --server-pid".to_owned())
-    })
-}
-
-/// Creates `dir` and its parent if missing.
-async fn ensure_folders(client: &Client, dir: &str) -> Result<()> {
-    let parent = dir.rfind('/').map_or("", |i| &dir[..i]);
-    for path in [parent, dir] {
-        if path.is_empty() {
-            continue;
-        }
-        match client.create(path, b"", &CreateOptions::persistent()).await {
-            Ok(_) => {}
-            Err(e) if e.is_node_exists() => {}
-            Err(source) => {
-                return Err(Error::Client {
-                    what: format!("cannot create {path}"),
-                    source,
-                });
-            }
-        }
-    }
-    Ok(())
 }

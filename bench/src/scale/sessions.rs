@@ -20,9 +20,9 @@ use futures_util::{StreamExt, TryStreamExt, stream};
 use shepherd_client::{Client, SessionState};
 use tokio::net::{TcpSocket, TcpStream};
 
-use super::Measurement;
-use super::nodes::rss;
+use super::measurement::Measurement;
 use crate::error::{Error, Result};
+use crate::rss;
 use crate::target::{Target, open_files_limit};
 
 /// Sessions connecting at once.
@@ -64,19 +64,20 @@ pub async fn measure(target: &Target, hold: &Hold) -> Result<Measurement> {
             )));
         }
     }
-    tokio::time::sleep(hold.settle).await;
-    let before = rss(target)?;
-    let opened = std::time::Instant::now();
-    let clients = open(&target.connect, hold).await?;
-    let seconds = opened.elapsed().as_secs_f64();
-    // Any change of the status (a disconnection, even one healed since) marks a lost session.
-    let mut statuses: Vec<_> = clients.iter().map(Client::status_watch).collect();
-    for status in &mut statuses {
-        status.mark_unchanged();
-    }
-    tokio::time::sleep(hold.hold).await;
-    tokio::time::sleep(hold.settle).await;
-    let after = rss(target)?;
+    let ((clients, statuses, seconds), rss) = rss::around(target, hold.settle, async {
+        let opened = std::time::Instant::now();
+        let clients = open(&target.connect, hold).await?;
+        let seconds = opened.elapsed().as_secs_f64();
+        // Any change of the status (a disconnection, even one healed since) marks a lost
+        // session.
+        let mut statuses: Vec<_> = clients.iter().map(Client::status_watch).collect();
+        for status in &mut statuses {
+            status.mark_unchanged();
+        }
+        tokio::time::sleep(hold.hold).await;
+        Ok((clients, statuses, seconds))
+    })
+    .await?;
     let lost = clients
         .iter()
         .zip(&statuses)
@@ -93,8 +94,7 @@ pub async fn measure(target: &Target, hold: &Hold) -> Result<Measurement> {
         what: "sessions",
         count: hold.sessions,
         value_size: None,
-        rss_before: before,
-        rss_after: after,
+        rss,
         seconds,
         lost,
     })

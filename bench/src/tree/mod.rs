@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 use clap::Args;
 
 use crate::error::{Error, Result};
-use crate::load::connect_many;
+use crate::rss::{self, Growth};
+use crate::sessions::connect_many;
 use crate::target::TargetArgs;
 use shape::Shape;
 
@@ -55,10 +56,8 @@ pub struct TreeArgs {
 pub struct Measurement {
     /// Nodes created.
     pub nodes: usize,
-    /// The server's RSS before, bytes.
-    pub rss_before: u64,
-    /// And after.
-    pub rss_after: u64,
+    /// The server's RSS before and after.
+    pub rss: Growth,
     /// Time to create them.
     pub seconds: f64,
 }
@@ -66,7 +65,7 @@ pub struct Measurement {
 impl Measurement {
     /// Bytes of RSS per node.
     pub fn bytes_per_node(&self) -> f64 {
-        (self.rss_after as f64 - self.rss_before as f64) / self.nodes.max(1) as f64
+        self.rss.per(self.nodes)
     }
 }
 
@@ -97,8 +96,8 @@ pub fn main(args: &TreeArgs) -> ExitCode {
                 "tree: {server}: {} nodes in {:.1} s, RSS {:.1} → {:.1} MiB, {:.0} B per node",
                 m.nodes,
                 m.seconds,
-                m.rss_before as f64 / 1_048_576.0,
-                m.rss_after as f64 / 1_048_576.0,
+                m.rss.before as f64 / 1_048_576.0,
+                m.rss.after as f64 / 1_048_576.0,
                 m.bytes_per_node()
             );
             ExitCode::SUCCESS
@@ -121,32 +120,27 @@ pub fn execute(args: &TreeArgs, shape: &Shape) -> Result<(String, Measurement)> 
     let server = args.target.label.clone().unwrap_or(target.name.clone());
     let settle = Duration::from_millis(args.settle_ms);
     let measured = runtime.block_on(async {
-        let clients = connect_many(&target.connect, args.sessions.max(1)).await?;
-        tokio::time::sleep(settle).await;
-        let rss = || {
-            target.rss()?.ok_or_else(|| {
-                Error::Refused("the server's process is unknown: give --server-pid".to_owned())
-            })
-        };
-        let before = rss()?;
-        let started = Instant::now();
-        let filled = fill::fill(shape, &clients, args.in_flight.max(1)).await;
-        let seconds = started.elapsed().as_secs_f64();
-        if let Some(error) = filled.first_error {
-            return Err(Error::Refused(format!(
-                "{} creates failed, the first: {error}",
-                filled.failed
-            )));
-        }
-        tokio::time::sleep(settle).await;
-        let after = rss()?;
+        let mut clients = Vec::new();
+        connect_many(&target.connect, args.sessions.max(1), &mut clients).await?;
+        let ((filled, seconds), rss) = rss::around(&target, settle, async {
+            let started = Instant::now();
+            let filled = fill::fill(shape, &clients, args.in_flight.max(1)).await;
+            let seconds = started.elapsed().as_secs_f64();
+            match filled.first_error {
+                Some(error) => Err(Error::Refused(format!(
+                    "{} creates failed, the first: {error}",
+                    filled.failed
+                ))),
+                None => Ok((filled, seconds)),
+            }
+        })
+        .await?;
         for client in &clients {
             let _ = tokio::time::timeout(Duration::from_secs(10), client.close()).await;
         }
-        Ok(Measurement {
+        Ok::<_, Error>(Measurement {
             nodes: filled.created,
-            rss_before: before,
-            rss_after: after,
+            rss,
             seconds,
         })
     });
@@ -161,8 +155,8 @@ pub fn execute(args: &TreeArgs, shape: &Shape) -> Result<(String, Measurement)> 
                 "{},{},{},{},{:.1},{:.3}",
                 server.replace(',', ";"),
                 measured.nodes,
-                measured.rss_before,
-                measured.rss_after,
+                measured.rss.before,
+                measured.rss.after,
                 measured.bytes_per_node(),
                 measured.seconds
             )
@@ -214,7 +208,7 @@ mod tests {
         let shape = Shape::new(args.nodes);
         let (_, m) = execute(&args, &shape).unwrap();
         assert_eq!(m.nodes, shape.stats().nodes);
-        assert!(m.rss_before > 0 && m.rss_after > 0);
+        assert!(m.rss.before > 0 && m.rss.after > 0);
         let text = std::fs::read_to_string(&csv).unwrap();
         assert!(
             text.starts_with(CSV_HEADER) && text.lines().count() == 2,

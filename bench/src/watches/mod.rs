@@ -26,8 +26,9 @@ use tokio::task::JoinSet;
 
 use crate::error::{Error, Result};
 use crate::load::Phase;
-use crate::load::connect_many;
 use crate::load::phase::{Drive, node_path};
+use crate::rss::{self, Growth};
+use crate::sessions::connect_many;
 use crate::target::TargetArgs;
 
 /// Sessions that create and then set the nodes.
@@ -68,10 +69,8 @@ pub struct WatchesArgs {
 pub struct Measurement {
     /// Watches set (and fired).
     pub watches: usize,
-    /// The server's RSS before the watches, bytes.
-    pub rss_before: u64,
-    /// And with every watch set.
-    pub rss_after: u64,
+    /// The server's RSS before the watches and with every watch set.
+    pub rss: Growth,
     /// Time to set them.
     pub arm_seconds: f64,
     /// Time from the first setData sent to the last notification received.
@@ -81,7 +80,7 @@ pub struct Measurement {
 impl Measurement {
     /// Bytes of RSS per million watches.
     pub fn bytes_per_million(&self) -> f64 {
-        (self.rss_after as f64 - self.rss_before as f64) * 1e6 / self.watches.max(1) as f64
+        self.rss.per(self.watches) * 1e6
     }
 }
 
@@ -94,8 +93,8 @@ pub fn main(args: &WatchesArgs) -> ExitCode {
                  per million; all fired in {:.2} s",
                 m.watches,
                 m.arm_seconds,
-                m.rss_before as f64 / 1_048_576.0,
-                m.rss_after as f64 / 1_048_576.0,
+                m.rss.before as f64 / 1_048_576.0,
+                m.rss.after as f64 / 1_048_576.0,
                 m.bytes_per_million() / 1_048_576.0,
                 m.fire_seconds
             );
@@ -129,12 +128,8 @@ pub fn execute(args: &WatchesArgs) -> Result<(String, Measurement)> {
         let bounded = |what: &'static str| {
             move |_| Error::Refused(format!("{what} took longer than {}s", deadline.as_secs()))
         };
-        let rss = || {
-            target.rss()?.ok_or_else(|| {
-                Error::Refused("the server's process is unknown: give --server-pid".to_owned())
-            })
-        };
-        let writers = connect_many(&target.connect, WRITERS).await?;
+        let mut writers = Vec::new();
+        connect_many(&target.connect, WRITERS, &mut writers).await?;
         let dir = format!("/shepherd-bench-watches-{}", std::process::id());
         let mut drive = Drive {
             phase: Phase::Create,
@@ -146,18 +141,19 @@ pub fn execute(args: &WatchesArgs) -> Result<(String, Measurement)> {
         };
         create_folder(&writers[0], &dir).await?;
         checked(drive.run(&writers).await?, "create")?;
-        let watchers = tokio::time::timeout(deadline, connect_many(&target.connect, args.sessions))
+        let mut watchers = Vec::new();
+        let opening = connect_many(&target.connect, args.sessions, &mut watchers);
+        tokio::time::timeout(deadline, opening)
             .await
             .map_err(bounded("opening the sessions"))??;
-        tokio::time::sleep(settle).await;
-        let before = rss()?;
-        let armed = Instant::now();
-        let pending = tokio::time::timeout(deadline, arm(&watchers, &dir, args))
-            .await
-            .map_err(bounded("setting the watches"))??;
-        let arm_seconds = armed.elapsed().as_secs_f64();
-        tokio::time::sleep(settle).await;
-        let after = rss()?;
+        let ((pending, arm_seconds), rss) = rss::around(&target, settle, async {
+            let armed = Instant::now();
+            let pending = tokio::time::timeout(deadline, arm(&watchers, &dir, args))
+                .await
+                .map_err(bounded("setting the watches"))??;
+            Ok((pending, armed.elapsed().as_secs_f64()))
+        })
+        .await?;
         let watches = pending.iter().map(Vec::len).sum();
         let fired = Arc::new(AtomicUsize::new(0));
         let counter = tokio::spawn(count_fired(pending, Arc::clone(&fired)));
@@ -185,8 +181,7 @@ pub fn execute(args: &WatchesArgs) -> Result<(String, Measurement)> {
         let _ = tokio::time::timeout(deadline, futures_util::future::join_all(close)).await;
         Ok(Measurement {
             watches,
-            rss_before: before,
-            rss_after: after,
+            rss,
             arm_seconds,
             fire_seconds,
         })
@@ -318,7 +313,7 @@ mod tests {
         .args;
         let (_, m) = execute(&args).unwrap();
         assert_eq!(m.watches, 1000);
-        assert!(m.rss_before > 0 && m.rss_after > 0 && m.fire_seconds > 0.0);
+        assert!(m.rss.before > 0 && m.rss.after > 0 && m.fire_seconds > 0.0);
         args.per_session = 301;
         assert!(
             execute(&args)

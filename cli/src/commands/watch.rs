@@ -50,7 +50,7 @@ pub async fn watch(client: &Client, args: &WatchArgs, out: &mut Out) -> Result<(
         AddWatchMode::Persistent
     };
     let mut watcher = client.add_watch(&args.path, mode).await.at(&args.path)?;
-    let stop = super::stop_signal()?;
+    let stop = super::wait::stop_signal()?;
     eprintln!(
         "watching {} ({}); Ctrl-C to stop",
         args.path,

@@ -116,7 +116,7 @@ pub async fn create(client: &Client, args: &CreateArgs, out: &mut Out) -> Result
         .at(&args.path)?;
     // With --hold, the handlers go in before the `Created` line: whoever waits for that line
     // may signal at once, and the signal must end the session cleanly, not kill the process.
-    let stop = args.hold.then(super::stop_signal).transpose()?;
+    let stop = args.hold.then(super::wait::stop_signal).transpose()?;
     if out.json {
         write_result(out, &path, &stat, false)?;
     } else {
@@ -125,7 +125,7 @@ pub async fn create(client: &Client, args: &CreateArgs, out: &mut Out) -> Result
     if let Some(stop) = stop {
         out.flush()?;
         eprintln!("holding the session; Ctrl-C to end it");
-        super::hold(client, stop).await?;
+        super::wait::hold(client, stop).await?;
     }
     Ok(())
 }

@@ -35,7 +35,6 @@ mod sweep;
 mod tests;
 
 pub(crate) use sweep::Spare;
-use sweep::{FreeIds, Retiring};
 
 /// How a registration behaves when it fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +60,58 @@ pub(crate) const INLINE_SWEEP: usize = 1024;
 struct Watched {
     id: PathId,
     watchers: BTreeMap<ConnId, Mode>,
+}
+
+/// Freed path ids, kept in chunks of fixed size: one sweep frees millions, and a single list
+/// would be copied whole at each doubling, under the core lock.
+#[derive(Debug, Default)]
+struct FreeIds {
+    chunks: Vec<Vec<PathId>>,
+    len: usize,
+}
+
+impl FreeIds {
+    const CHUNK: usize = 4096;
+
+    fn push(&mut self, id: PathId) {
+        match self.chunks.last_mut() {
+            Some(chunk) if chunk.len() < Self::CHUNK => chunk.push(id),
+            _ => {
+                let mut chunk = Vec::with_capacity(Self::CHUNK);
+                chunk.push(id);
+                self.chunks.push(chunk);
+            }
+        }
+        self.len += 1;
+    }
+
+    fn pop(&mut self) -> Option<PathId> {
+        loop {
+            let chunk = self.chunks.last_mut()?;
+            if let Some(id) = chunk.pop() {
+                self.len -= 1;
+                return Some(id);
+            }
+            self.chunks.pop();
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn iter(&self) -> impl Iterator<Item = PathId> + '_ {
+        self.chunks.iter().flatten().copied()
+    }
+}
+
+/// A gone connection whose entries are being swept: its ids, and the last one swept.
+#[derive(Debug)]
+struct Retiring {
+    conn: ConnId,
+    ids: BTreeSet<PathId>,
+    after: Option<PathId>,
 }
 
 /// One of the two watch managers.
@@ -236,30 +287,6 @@ impl WatchTable {
         Ok(false)
     }
 
-    /// Drops every watch of a connection (its socket is gone, docs/protocol.md §9.7): at once
-    /// for at most [`INLINE_SWEEP`] of them, else by retiring the connection for
-    /// [`WatchTable::sweep`] (see the module docs). Either way the counters and every lookup
-    /// stop seeing them now.
-    pub fn remove_conn(&mut self, conn: ConnId) {
-        let Some(ids) = self.by_conn.remove(&conn) else {
-            return;
-        };
-        self.total -= ids.len();
-        self.recursive -= self.recursive_of.remove(&conn).unwrap_or(0);
-        if ids.len() <= self.inline_sweep {
-            let mut spare = Spare::default();
-            for id in ids {
-                self.unwatch(conn, id, &mut spare);
-            }
-        } else {
-            self.retired.insert(conn);
-            self.retiring.push_back(Retiring {
-                conn,
-                ids,
-                after: None,
-            });
-        }
-    }
     /// Fires `event` at `path`: the connections to notify, once each (docs/protocol.md §9.3). One-shot watches
     /// at the path are consumed; recursive watches on the path or an ancestor match every event
     /// but NodeChildrenChanged; standard and persistent watches only match at the path itself.

@@ -1,5 +1,5 @@
-//! The sweep of retired connections' registrations (see the parent module): what a slice
-//! removes, what it hands back to be freed once the caller has let go of the core, and the
+//! The sweep of gone connections' registrations (see the parent module): a gone connection
+//! swept at once or retired ([`WatchTable::remove_conn`]), what a slice of the sweep removes, what it hands back to be freed once the caller has let go of the core, and the
 //! compaction of the tables once the last retired connection is done.
 //!
 //! Invariants: one [`WatchTable::sweep`] call removes at most `max` entries and frees nothing
@@ -11,7 +11,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use super::super::ConnId;
-use super::{PathId, WatchTable, Watched};
+use super::{FreeIds, PathId, Retiring, WatchTable, Watched};
 
 /// What a sweep took out of the tables ([`WatchTable::sweep`]), freed when this is dropped: by
 /// the caller, once it no longer holds the core. Freeing is not free: a slice's thousand paths
@@ -29,59 +29,32 @@ pub(crate) struct Spare {
     pub(super) free: Vec<FreeIds>,
 }
 
-/// Freed path ids, kept in chunks of fixed size: one sweep frees millions, and a single list
-/// would be copied whole at each doubling, under the core lock.
-#[derive(Debug, Default)]
-pub(super) struct FreeIds {
-    chunks: Vec<Vec<PathId>>,
-    len: usize,
-}
-
-impl FreeIds {
-    const CHUNK: usize = 4096;
-
-    pub(super) fn push(&mut self, id: PathId) {
-        match self.chunks.last_mut() {
-            Some(chunk) if chunk.len() < Self::CHUNK => chunk.push(id),
-            _ => {
-                let mut chunk = Vec::with_capacity(Self::CHUNK);
-                chunk.push(id);
-                self.chunks.push(chunk);
-            }
-        }
-        self.len += 1;
-    }
-
-    pub(super) fn pop(&mut self) -> Option<PathId> {
-        loop {
-            let chunk = self.chunks.last_mut()?;
-            if let Some(id) = chunk.pop() {
-                self.len -= 1;
-                return Some(id);
-            }
-            self.chunks.pop();
-        }
-    }
-
-    #[cfg(test)]
-    pub(super) fn len(&self) -> usize {
-        self.len
-    }
-
-    pub(super) fn iter(&self) -> impl Iterator<Item = PathId> + '_ {
-        self.chunks.iter().flatten().copied()
-    }
-}
-
-/// A gone connection whose entries are being swept: its ids, and the last one swept.
-#[derive(Debug)]
-pub(super) struct Retiring {
-    pub(super) conn: ConnId,
-    pub(super) ids: BTreeSet<PathId>,
-    pub(super) after: Option<PathId>,
-}
-
 impl WatchTable {
+    /// Drops every watch of a connection (its socket is gone, docs/protocol.md §9.7): at once
+    /// for at most [`INLINE_SWEEP`](super::INLINE_SWEEP) of them, else by retiring the connection for
+    /// [`WatchTable::sweep`] (see the module docs). Either way the counters and every lookup
+    /// stop seeing them now.
+    pub fn remove_conn(&mut self, conn: ConnId) {
+        let Some(ids) = self.by_conn.remove(&conn) else {
+            return;
+        };
+        self.total -= ids.len();
+        self.recursive -= self.recursive_of.remove(&conn).unwrap_or(0);
+        if ids.len() <= self.inline_sweep {
+            let mut spare = Spare::default();
+            for id in ids {
+                self.unwatch(conn, id, &mut spare);
+            }
+        } else {
+            self.retired.insert(conn);
+            self.retiring.push_back(Retiring {
+                conn,
+                ids,
+                after: None,
+            });
+        }
+    }
+
     /// Takes a gone connection's entry for path `id` out of `by_path`, if it is still there;
     /// the counters already left it out. The id may name another path by now (the entry went
     /// with a trigger and the id was reused): the connection is not among its watchers, as it

@@ -9,7 +9,7 @@ use rand::Rng;
 use shepherd_client::{Client, CreateMode, CreateOptions};
 
 use crate::proof::history::{F, Recorder, Value};
-use crate::proof::workload::op::{Outcome, attempt, each_worker, ensure_path, reconnected, synced};
+use crate::proof::workload::op::{Outcome, attempt, each_worker, ensure_node, reconnected, synced};
 use crate::proof::workload::plan::{Plan, Process};
 
 /// The largest increment.
@@ -19,7 +19,7 @@ const MAX_ADD: i64 = 3;
 pub async fn run(clients: &[Client], root: &str, plan: &Plan, recorder: &Recorder) {
     let dir = format!("{root}/counter");
     if let Some(first) = clients.first() {
-        ensure_path(first, &dir).await;
+        ensure_node(first, &dir, b"").await;
     }
     let workers = clients.len();
     each_worker(clients, |worker, client| {

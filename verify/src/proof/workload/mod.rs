@@ -81,7 +81,7 @@ impl Workload {
     /// missing), recording into `recorder`, until `plan` is spent.
     pub async fn run(self, clients: &[Client], root: &str, plan: &Plan, recorder: &Recorder) {
         if let Some(first) = clients.first() {
-            op::ensure_path(first, root).await;
+            op::ensure_node(first, root, b"").await;
         }
         match self {
             Workload::Register => register::run(clients, root, plan, recorder).await,

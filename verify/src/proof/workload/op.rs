@@ -1,5 +1,5 @@
 //! The steps every workload's worker shares: one operation bounded and sorted into ok, fail or
-//! info ([`attempt`]); setup that survives faults ([`ensure_path`], [`ensure_node`]); waiting
+//! info ([`attempt`]); setup that survives faults ([`ensure_node`]); waiting
 //! out a lost connection ([`reconnected`]); running the workers ([`each_worker`], and
 //! [`add_or_look`] for the workloads whose workers add new elements half the time); and reading
 //! node data and sequential names.
@@ -43,23 +43,13 @@ where
     }
 }
 
-/// Creates `path` and its missing ancestors as persistent nodes; an existing one is fine, and
-/// an unknown outcome is looked at again (bounded by [`OP_TIMEOUT`] per try, a few tries).
-pub async fn ensure_path(client: &Client, path: &str) {
-    let mut at = String::new();
-    for part in path.split('/').filter(|p| !p.is_empty()) {
-        at.push('/');
-        at.push_str(part);
-        ensure_node(client, &at, b"").await;
-    }
-}
-
-/// Creates one persistent node with `data` unless it exists.
+/// Creates one persistent node with `data`, and its missing ancestors, unless it exists; an
+/// unknown outcome is tried again (bounded by [`OP_TIMEOUT`] per try, a few tries), which
+/// `create_all` makes safe: a node the lost try made is found there.
 pub async fn ensure_node(client: &Client, path: &str, data: &[u8]) {
     for _ in 0..20 {
-        match attempt(client.create(path, data, &CreateOptions::persistent())).await {
+        match attempt(client.create_all(path, data, &CreateOptions::persistent())).await {
             Outcome::Ok(_) => return,
-            Outcome::Fail(e) if e.is_node_exists() => return,
             Outcome::Fail(e) => panic!("create {path}: {e}"),
             Outcome::Info(_) => {
                 reconnected(client).await;

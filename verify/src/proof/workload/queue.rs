@@ -11,7 +11,7 @@ use shepherd_client::{Client, CreateMode, CreateOptions};
 
 use crate::proof::history::{F, Recorder, Value};
 use crate::proof::workload::op::{
-    Outcome, add_or_look, attempt, ensure_node, ensure_path, parse_ints, reconnected, sequence_of,
+    Outcome, add_or_look, attempt, ensure_node, parse_ints, reconnected, sequence_of,
 };
 use crate::proof::workload::plan::{Plan, Process};
 
@@ -27,7 +27,7 @@ pub async fn run(clients: &[Client], root: &str, plan: &Plan, recorder: &Recorde
     let Some(first) = clients.first() else {
         return;
     };
-    ensure_path(first, &items).await;
+    ensure_node(first, &items, b"").await;
     ensure_node(first, &head, b"").await;
     let workers = clients.len();
     let adding = (items.clone(), recorder.clone());

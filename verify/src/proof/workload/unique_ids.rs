@@ -8,7 +8,7 @@ use shepherd_client::{Client, CreateMode, CreateOptions};
 
 use crate::proof::history::{F, Recorder, Value};
 use crate::proof::workload::op::{
-    Outcome, attempt, each_worker, ensure_path, reconnected, sequence_of,
+    Outcome, attempt, each_worker, ensure_node, reconnected, sequence_of,
 };
 use crate::proof::workload::plan::{Plan, Process};
 
@@ -16,7 +16,7 @@ use crate::proof::workload::plan::{Plan, Process};
 pub async fn run(clients: &[Client], root: &str, plan: &Plan, recorder: &Recorder) {
     let dir = format!("{root}/ids");
     if let Some(first) = clients.first() {
-        ensure_path(first, &dir).await;
+        ensure_node(first, &dir, b"").await;
     }
     let workers = clients.len();
     let options = CreateOptions::new(CreateMode::PersistentSequential);

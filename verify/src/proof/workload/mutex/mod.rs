@@ -22,7 +22,7 @@ use shepherd_recipes::{Guard, Lock, LockKind};
 
 use crate::proof::history::{F, Recorder, Value};
 use crate::proof::workload::op::{
-    OP_TIMEOUT, Outcome, attempt, each_worker, ensure_node, ensure_path, reconnected,
+    OP_TIMEOUT, Outcome, attempt, each_worker, ensure_node, reconnected,
 };
 use crate::proof::workload::plan::{Plan, Process};
 
@@ -55,7 +55,7 @@ pub async fn run_kinds(
         let share = plan.share(kinds.len() - i);
         let dir = format!("{root}/{}", kind.as_str());
         if let Some(first) = clients.first() {
-            ensure_path(first, &dir).await;
+            ensure_node(first, &dir, b"").await;
             ensure_node(first, &format!("{dir}-resource"), b"").await;
         }
         // Each kind's processes are numbered apart, so that no id spans two kinds.

@@ -3,6 +3,10 @@
 //! shape is kept; `--ready-json` prints the launch line instead), then a clean stop on SIGINT
 //! or SIGTERM (or the end of stdin, with `--exit-with-stdin`), or exit 5 when the transaction
 //! log fails.
+//!
+//! Its flags are [`ServeArgs`] (`args.rs`); this file acts on them.
+
+mod args;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -10,7 +14,8 @@ use std::time::Duration;
 use shepherd_server::storage::StorageError;
 use shepherd_server::{Config, Server};
 
-use crate::command::ServeArgs;
+pub(crate) use args::ServeArgs;
+
 use crate::logging;
 use crate::ready;
 use crate::runtime::{self, Threads};
