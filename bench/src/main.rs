@@ -11,6 +11,7 @@
 mod block;
 mod connect;
 mod error;
+mod folder;
 mod herd;
 mod latencies;
 mod load;

@@ -21,6 +21,7 @@ use tokio::time::{Instant, sleep, sleep_until, timeout, timeout_at};
 use super::probe::Probe;
 use super::recipe::Recipe;
 use crate::error::{Error, Result};
+use crate::folder;
 use crate::sessions::{connect_many, connect_one};
 
 /// Where the benchmark's nodes live (one child per run, deleted after it).
@@ -126,13 +127,7 @@ impl Run<'_> {
         clients: &mut Vec<Client>,
     ) -> Result<Measured> {
         let (n, dir) = (self.contenders, self.dir.as_str());
-        coordinator
-            .create_all(dir, b"", &CreateOptions::persistent())
-            .await
-            .map_err(|source| Error::Client {
-                what: format!("cannot create {dir}"),
-                source,
-            })?;
+        folder::ensure(coordinator, dir).await?;
         let blocker = self.recipe.blocker(dir);
         let blocker = coordinator
             .create(

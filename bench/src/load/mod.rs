@@ -34,7 +34,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use shepherd_client::CreateOptions;
 use tokio::time::timeout;
 
 pub use phase::Phase;
@@ -42,6 +41,7 @@ pub use report::PhaseResult;
 pub(crate) use report::percentile;
 
 use crate::error::{Error, Result};
+use crate::folder;
 use crate::sessions::connect_many;
 use crate::target::{Target, TargetArgs, cpu_time};
 
@@ -219,13 +219,7 @@ async fn run(
     let first = &clients[0];
     // The folder and, with --dir, every missing ancestor of it; under --root, the root too.
     let folder = dir.trim_end_matches('/');
-    first
-        .create_all(folder, b"", &CreateOptions::persistent())
-        .await
-        .map_err(|source| Error::Client {
-            what: format!("cannot create {folder}"),
-            source,
-        })?;
+    folder::ensure(first, folder).await?;
     let value: Arc<[u8]> = vec![b'v'; args.value_size as usize].into();
     let mut results = Vec::new();
     for &phase in &args.phases {

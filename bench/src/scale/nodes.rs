@@ -11,10 +11,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use shepherd_client::CreateOptions;
-
 use super::measurement::Measurement;
 use crate::error::{Error, Result};
+use crate::folder;
 use crate::load::{Phase, phase::Drive};
 use crate::rss;
 use crate::sessions::connect_many;
@@ -41,13 +40,7 @@ pub async fn measure(
 ) -> Result<Measurement> {
     let mut clients = Vec::new();
     connect_many(&target.connect, FILL_SESSIONS, &mut clients).await?;
-    clients[0]
-        .create_all(dir, b"", &CreateOptions::persistent())
-        .await
-        .map_err(|source| Error::Client {
-            what: format!("cannot create {dir}"),
-            source,
-        })?;
+    folder::ensure(&clients[0], dir).await?;
     let mut drive = Drive {
         phase: Phase::Create,
         dir: dir.to_owned(),
