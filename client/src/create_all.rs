@@ -1,6 +1,8 @@
-//! [`Client::create_all`]: a create that first makes the missing ancestors, as Curator's
-//! `creatingParentsIfNeeded` and kazoo's `makepath` do, and that takes an existing node as
-//! done: the "create unless it exists" every recipe and benchmark needs for its folders.
+//! [`Client::create_all`]: a create that first makes the missing ancestors, and that takes an
+//! existing node as done: the "create unless it exists" every recipe and benchmark needs for
+//! its folders. The ancestors are kazoo's `ensure_path`/`makepath` ones (the leaf's ACL), and
+//! Curator's `creatingParentsIfNeeded().withACL(acl, true)` ones, or, for a container leaf,
+//! `creatingParentContainersIfNeeded()`'s. Unlike both, an existing leaf is no error.
 //!
 //! Invariant: only a `NoNode` answer moves the walk up (to the parent), and only a created or
 //! already existing ancestor moves it down again; so no request is sent for an ancestor that
@@ -14,9 +16,13 @@ use crate::ops::CreateOptions;
 
 impl Client {
     /// Creates `path` with `data` and `options` after creating each missing ancestor (empty,
-    /// with `options`' ACL; a container when `options` makes a container, else persistent),
-    /// and answers `Ok(None)` when `path` already exists: nothing was created then, and its
-    /// ancestors exist too. A created node is answered as [`Client::create`] answers it.
+    /// with `options`' ACL, as kazoo's `makepath` and Curator's `withACL(acl, true)` give it;
+    /// a container when `options` makes a container, as Curator's
+    /// `creatingParentContainersIfNeeded`, else persistent), and answers `Ok(None)` when `path`
+    /// already exists: nothing was created then, and its ancestors exist too. A created node is
+    /// answered as [`Client::create`] answers it. Since the ancestors take the leaf's ACL, an
+    /// ACL that does not give this session CREATE stops the walk with `NoAuth` below the first
+    /// ancestor made: create such a leaf's ancestors first, with an ACL of their own.
     ///
     /// Costs one create when the parent exists; otherwise two per missing ancestor (the one
     /// that found it missing and the one that makes it), found from the leaf up.

@@ -5,7 +5,7 @@
 //! named `shepherd-zk-<id>-worker`, so that a panic on them is reported to this server's next
 //! call ([`crate::panics`]); after [`NativeServer::close`] every call raises
 //! [`ServerError`] saying so, and nothing of the server is left running. The test controls are
-//! reached through [`Controls::call`], the same code and JSON as the HTTP test
+//! reached through [`Controls::call`](shepherd_server::Controls::call), the same code and JSON as the HTTP test
 //! controls (docs/test-controls.md), so that the Python methods and the HTTP routes cannot
 //! drift apart.
 

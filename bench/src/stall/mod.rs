@@ -324,7 +324,9 @@ async fn word(connect: &str, word: &[u8; 4]) -> Result<()> {
             source,
         }
     };
-    let mut stream = tokio::net::TcpStream::connect(connect)
+    // A connect string may list several members: the word goes to the first.
+    let first = connect.split(',').next().unwrap_or(connect);
+    let mut stream = tokio::net::TcpStream::connect(first)
         .await
         .map_err(io("connect for the four-letter word"))?;
     stream.write_all(word).await.map_err(io("send the word"))?;

@@ -11,7 +11,7 @@
 //! The faces are defined here and their methods in a file each (`controls.rs`, `members.rs`,
 //! with `restart.rs` for the restart), so that the files of this folder use one another in one
 //! direction only: each of them uses this one, the shared state and what lies below; this one
-//! uses none of them. The HTTP face (`http/controls/`) acts through the same methods.
+//! only routes two of their helpers to the builder (`elect`, `serve`). The HTTP face (`http/controls/`) acts through the same methods.
 
 mod controls;
 mod error;
@@ -81,8 +81,9 @@ impl Server {
         }
     }
 
-    /// A second handle on the same server, for the test controls' HTTP server: every control
-    /// acts through it exactly as through this one, restarts and member changes included
+    /// A second handle on the same server, for the test controls (the HTTP server's, and
+    /// [`Controls::call`]'s in-process routes): every control acts through it exactly as
+    /// through this one, restarts and member changes included
     /// (the accept loops and the lock that orders those changes live in the shared state).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn view(&self) -> Server {

@@ -36,8 +36,8 @@ impl Server {
     ///
     /// # Errors
     /// * an address could not be bound again (another process took the port meanwhile): that
-    ///   member is left stopped ([`Members::state`]), the others serve, and a later `restart`
-    ///   or [`Members::start`] may try again (connections handed to [`Server::serve_io`] are
+    ///   member is left stopped ([`Members::state`](crate::Members::state)), the others serve, and a later `restart`
+    ///   or [`Members::start`](crate::Members::start) may try again (connections handed to [`Server::serve_io`] are
     ///   member 1's, and wait for it);
     /// * with a data directory, recovery failed (the error names the file): the server keeps
     ///   the state it had in memory, no longer durable, and serves nobody;

@@ -1,9 +1,11 @@
 //! The table of live connections, and the routing of messages onto their queues.
 //!
 //! Invariants:
-//! * routing runs only under the core lock ([`Shared::with_core`](crate::shell::state::shared::Shared::with_core)
-//!   hands the router to its closure and nowhere else), so every connection's queue receives
-//!   events and replies in the core's single total order (docs/protocol.md §9.6);
+//! * routing runs only under the core lock: [`Shared::with_core`](crate::shell::state::shared::Shared::with_core)
+//!   hands the router to its closure for that, and every other holder of it (`Shared::router`)
+//!   only reads the table, kills a connection, or, the log thread, releases what the gate held;
+//!   so every connection's queue receives events and replies in the core's single total order
+//!   (docs/protocol.md §9.6);
 //! * with a data directory nothing routed reaches a queue before the gate lets it go
 //!   (`gate.rs`), and it is charged to its connection's outbound limit from the moment it is
 //!   routed (`outbox.rs`);
