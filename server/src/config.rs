@@ -75,6 +75,10 @@ pub struct Config {
     pub tls: TlsSettings,
     /// SASL and the other authentication settings; digest and ip only by default.
     pub auth: AuthSettings,
+    /// An in-process ensemble's election: how long its members stay LOOKING, once a quorum is
+    /// up, before the new leader serves. `None`, the default, for one tick, what a 3.8
+    /// ensemble of three takes on loopback (docs/ensemble.md); zero is allowed.
+    pub election_time: Option<Duration>,
 }
 
 /// The largest `jute.maxbuffer` accepted: 256 MiB. ZooKeeper sets no bound, but each
@@ -116,6 +120,7 @@ impl Default for Config {
             durability: Durability::default(),
             tls: TlsSettings::default(),
             auth: AuthSettings::default(),
+            election_time: None,
         }
     }
 }
@@ -132,6 +137,18 @@ impl Config {
             return Ok(outcome);
         }
         self.auth.apply_key(key, value)
+    }
+
+    /// An in-process ensemble's election time: [`Config::election_time`], or one tick.
+    pub fn election_time(&self) -> Duration {
+        self.election_time
+            .unwrap_or_else(|| Duration::from_millis(u64::from(self.core.tick_time_ms)))
+    }
+
+    /// How long a partitioned member's peers wait before they count it lost: ZooKeeper's
+    /// `syncLimit` of 5 ticks, as in the ensembles Shepherd is compared with.
+    pub fn sync_limit(&self) -> Duration {
+        Duration::from_millis(u64::from(self.core.tick_time_ms).saturating_mul(5))
     }
 
     /// The outbound limit per connection: [`Config::max_outbound_bytes`], or by default eight

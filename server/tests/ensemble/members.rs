@@ -1,8 +1,11 @@
 //! The member controls: addresses, stop and start on the same port, partitions, leadership.
 
+use std::time::Duration;
+
+use shepherd_client::{Client, CreateOptions};
 use shepherd_protocol::FourLetterWord;
 use shepherd_server::{ControlError, MemberState, Server};
-use shepherd_testkit::four_letter_word;
+use shepherd_testkit::{Peer, four_letter_word, hello, within};
 use tokio::net::TcpStream;
 
 use crate::{addr_of, ensemble};
@@ -106,7 +109,7 @@ async fn unknown_members_are_errors() {
     server.shutdown().await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_highest_id_leads_and_leadership_moves_as_an_election_would() {
     let server = ensemble(3).await;
     assert_eq!(
@@ -115,6 +118,12 @@ async fn the_highest_id_leads_and_leadership_moves_as_an_election_would() {
         "a fresh ensemble elects the highest myid"
     );
     server.members().stop(3).await.unwrap();
+    assert_eq!(
+        server.members().leader(),
+        None,
+        "a lost leader leaves every member looking until the election ends"
+    );
+    within("the election", server.members().until_serving()).await;
     assert_eq!(
         server.members().leader(),
         Some(2),
@@ -130,12 +139,77 @@ async fn the_highest_id_leads_and_leadership_moves_as_an_election_would() {
     assert_eq!(server.members().state(2), Some(MemberState::Partitioned));
     assert_eq!(
         server.members().leader(),
+        Some(2),
+        "its peers count a partitioned leader lost only after syncLimit"
+    );
+    // syncLimit is 5 ticks, the ticks ZooKeeper's default 2 s.
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    within("the election", server.members().until_serving()).await;
+    assert_eq!(
+        server.members().leader(),
         Some(3),
         "a partitioned leader loses the lead"
     );
     server.members().heal(2).unwrap();
     assert_eq!(server.members().state(2), Some(MemberState::Up));
     assert_eq!(server.members().leader(), Some(3));
+    server.shutdown().await;
+}
+
+/// Two of three stopped, as on a real three-JVM ensemble with 4 s sessions and a 27 s outage
+/// (docs/ensemble.md): the survivor serves nothing, no session expires, and once a member is
+/// back an election brings the same sessions back under a new epoch.
+#[tokio::test(start_paused = true)]
+async fn without_a_quorum_nothing_serves_and_no_session_expires() {
+    let server = Server::builder()
+        .members(3)
+        .tick_time(Duration::from_millis(500))
+        .all_four_letter_words()
+        .start()
+        .await
+        .unwrap();
+    let client = within(
+        "connect",
+        Client::builder()
+            .session_timeout(Duration::from_secs(4))
+            .connect(&addr_of(&server, 1)),
+    )
+    .await
+    .unwrap();
+    let session = client.session_id();
+    let epoch = server.controls().last_zxid() >> 32;
+    server.members().stop(3).await.unwrap();
+    server.members().stop(2).await.unwrap();
+    assert_eq!(server.members().leader(), None);
+    // A handshake with the survivor is closed unanswered, as by a server that is not running.
+    let mut peer = Peer::tcp(addr_of(&server, 1)).await;
+    assert!(
+        within("the close", peer.handshake(&hello()))
+            .await
+            .is_none(),
+        "a looking member closes a new connection at its handshake"
+    );
+    tokio::time::sleep(Duration::from_secs(27)).await;
+    assert!(
+        server.controls().session(session).is_some(),
+        "no session expires without a quorum"
+    );
+    server.members().start(2).await.unwrap();
+    within("the election", server.members().until_serving()).await;
+    assert_eq!(server.members().leader(), Some(2));
+    assert_eq!(
+        server.controls().last_zxid() >> 32,
+        epoch + 1,
+        "a new leader's epoch"
+    );
+    within(
+        "the client back",
+        client.create("/back", b"", &CreateOptions::persistent()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(client.session_id(), session, "the same session");
+    client.close().await.unwrap();
     server.shutdown().await;
 }
 

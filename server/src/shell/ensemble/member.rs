@@ -7,10 +7,12 @@
 //! * a member's address never changes: stopping and starting it binds the same port again;
 //! * a member's token is a child of the server's generation token, so that a restart or a
 //!   failed log drops every member at once, and stopping one member drops only its own;
-//! * at most one member leads, and only a member that is up (neither stopped nor partitioned)
-//!   does; leadership is sticky, as after a ZooKeeper election: a leader keeps leading until it
-//!   stops or is partitioned, and then the highest id still up takes over (a fresh ensemble's
-//!   election picks the highest `myid`, all zxids being equal).
+//! * at most one member leads, and only while the ensemble serves ([`Phase`]): a leader backed
+//!   by a quorum of members that are up. Losing the leader or the quorum puts every member into
+//!   LOOKING until an election ends (`handle/members.rs` runs it); leadership is sticky, as after
+//!   a ZooKeeper election: a leader keeps leading until it is lost, and then the highest id
+//!   still up takes over (FastLeaderElection's choice, all members having every zxid: they
+//!   share one core).
 //!
 //! The quorum and election ports printed in `/zookeeper/config` are never served: they are
 //! real free loopback ports, bound (so nothing else takes them and they cannot be mistaken for
@@ -57,6 +59,17 @@ impl Role {
     }
 }
 
+/// Whether the ensemble serves, and who leads. A single server always serves, standalone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Phase {
+    /// The leader's id; 0 while looking.
+    pub(crate) leader: u64,
+    /// Every member is LOOKING: none serves a client, and no session expires.
+    pub(crate) looking: bool,
+    /// Counts the elections begun: an election's end applies only to the round it began in.
+    pub(crate) round: u64,
+}
+
 /// One member's run state.
 struct Run {
     /// Stopped by [`Members::stop`], or lost (its port could not be bound again after a
@@ -82,8 +95,8 @@ struct Member {
 /// Every member of one server, ids `1..=n`.
 pub(crate) struct Members {
     members: Vec<Member>,
-    /// The leading member's id; 0 when none is up. Meaningless for a single server.
-    leader: Mutex<u64>,
+    /// Who leads, or LOOKING. Meaningless for a single server.
+    phase: Mutex<Phase>,
     /// The sockets holding the quorum and election ports: bound, never listening.
     _reserved: Vec<TcpSocket>,
     /// Held across a member's stop or start and across a whole restart, so that they run one
@@ -124,7 +137,11 @@ impl Members {
         }
         Ok(Members {
             members,
-            leader: Mutex::new(0),
+            phase: Mutex::new(Phase {
+                leader: 0,
+                looking: false,
+                round: 0,
+            }),
             _reserved: reserved,
             changes: tokio::sync::Mutex::new(()),
         })
@@ -204,25 +221,54 @@ impl Members {
             .collect()
     }
 
-    /// Recomputes the leader after a member changed: the leader stays while `up`; otherwise
-    /// the highest id that is `up` leads (none if none is).
-    pub(crate) fn elect(&self, up: impl Fn(u64) -> bool) {
-        let mut leader = self.leader.lock();
-        if *leader != 0 && up(*leader) {
-            return;
-        }
-        *leader = self
-            .members
-            .iter()
-            .rev()
-            .map(|m| m.id)
-            .find(|id| up(*id))
-            .unwrap_or(0);
+    /// Who leads, or whether every member is looking.
+    pub(crate) fn phase(&self) -> Phase {
+        *self.phase.lock()
     }
 
-    /// The leading member, if any is up.
+    /// Whether the members serve clients: always for a single server; for an ensemble, while
+    /// a leader leads.
+    pub(crate) fn serving(&self) -> bool {
+        self.members.len() <= 1 || !self.phase.lock().looking
+    }
+
+    /// Starts an election, unless one is under way: every member is LOOKING from now on.
+    /// Returns the election's round, and whether this call began it.
+    pub(crate) fn look(&self) -> (u64, bool) {
+        let mut phase = self.phase.lock();
+        if phase.looking {
+            return (phase.round, false);
+        }
+        phase.looking = true;
+        phase.leader = 0;
+        phase.round += 1;
+        (phase.round, true)
+    }
+
+    /// Ends the election of `round` with `leader` leading. False when that election is over
+    /// already (another ended it, or a later one began).
+    pub(crate) fn elected(&self, round: u64, leader: u64) -> bool {
+        let mut phase = self.phase.lock();
+        if !phase.looking || phase.round != round {
+            return false;
+        }
+        phase.looking = false;
+        phase.leader = leader;
+        true
+    }
+
+    /// Makes `leader` lead at once, with no election: a fresh ensemble's start, whose members
+    /// agree before any client can connect.
+    pub(crate) fn lead(&self, leader: u64) {
+        let mut phase = self.phase.lock();
+        phase.looking = false;
+        phase.leader = leader;
+    }
+
+    /// The leading member, while one leads.
     pub(crate) fn leader(&self) -> Option<u64> {
-        Some(*self.leader.lock()).filter(|id| *id != 0)
+        let phase = self.phase.lock();
+        (!phase.looking && phase.leader != 0).then_some(phase.leader)
     }
 
     /// What `member` reports as its mode.

@@ -73,6 +73,17 @@ impl<'a> Members<'a> {
         Some(admin::render(self.shared(), id, word))
     }
 
+    /// Resolves once the ensemble serves: a leader leads (at once for a single server, and
+    /// while no election is under way). An election ends only once a quorum is up, so with
+    /// fewer this waits until members are started again.
+    ///
+    /// Cancellation safe. Unbounded: wrap it in a timeout.
+    pub async fn until_serving(&self) {
+        self.shared()
+            .wait_until(|shared| shared.members.serving())
+            .await;
+    }
+
     /// The member that reports `Mode: leader`; `None` for a single server (`standalone`) or
     /// when no member is up.
     pub fn leader(&self) -> Option<u64> {
@@ -84,8 +95,15 @@ impl<'a> Members<'a> {
 
     /// Stops a member: its listener closes (connecting to its port is refused) and its
     /// connections are dropped, so their clients see a connection loss and move to another
-    /// member. Sessions live on with their timeouts running; ephemerals stay. If it led,
-    /// the highest member still up takes over. Stopping a stopped member does nothing.
+    /// member. Sessions live on with their timeouts running; ephemerals stay. Stopping a
+    /// stopped member does nothing.
+    ///
+    /// If it led, or fewer than a quorum of members are left up, every member goes LOOKING,
+    /// as 3.8's peers do: each drops all its clients and refuses new ones, its four-letter
+    /// words say it is not serving, and no session expires. Once a quorum is up (at once, or
+    /// when members are started again), an election ends after the election time
+    /// ([`ServerBuilder::election_time`](crate::ServerBuilder::election_time)): the highest id
+    /// up leads, the zxid epoch goes up, and every session's timeout starts again.
     ///
     /// Returns once the port is closed and none of its connections is left.
     ///
@@ -99,14 +117,14 @@ impl<'a> Members<'a> {
         if self.shared().members.is_stopped(id).is_none() {
             return Err(ControlError::UnknownMember(id));
         }
-        let shared = self.shared().clone();
+        let (shared, tracker) = (self.shared().clone(), self.server.tracker.clone());
         let task = self.server.tracker.spawn(async move {
             if let Some(accepting) = shared.members.stop(id, false) {
                 // Cancelled, it returns at once and drops the listener, freeing the port.
                 let _ = accepting.await;
             }
             shared.wait_member_gone(id).await;
-            elect(&shared);
+            elect(&shared, &tracker);
             tracing::info!(member = id, "member stopped");
         });
         task.await
@@ -138,7 +156,7 @@ impl<'a> Members<'a> {
             .await
             .map_err(|e| ControlError::MemberUnavailable(id, format!("the start failed: {e}")))?;
         started.map_err(|e| ControlError::MemberUnavailable(id, e.to_string()))?;
-        elect(self.shared());
+        elect(self.shared(), &self.server.tracker);
         tracing::info!(member = id, "member started");
         Ok(())
     }
@@ -147,7 +165,9 @@ impl<'a> Members<'a> {
     /// is read or written (no replies, no pings, no events), and new connections are accepted
     /// but their handshakes never answered, so that clients time out and move to another
     /// member. Sessions' timeouts run as usual: a client that does not move in time loses its
-    /// session. If it led, the highest member still up takes over.
+    /// session. Its peers count it lost after `syncLimit` (5 ticks), as they would a frozen
+    /// process: if it led, or its loss leaves no quorum, every member then goes LOOKING (see
+    /// [`Members::stop`]).
     ///
     /// # Errors
     /// [`ControlError::UnknownMember`].
@@ -156,7 +176,7 @@ impl<'a> Members<'a> {
             return Err(ControlError::UnknownMember(id));
         }
         self.shared().frozen.partition(id);
-        elect(self.shared());
+        elect_after_sync_limit(self.shared(), &self.server.tracker, id);
         Ok(())
     }
 
@@ -170,15 +190,128 @@ impl<'a> Members<'a> {
             return Err(ControlError::UnknownMember(id));
         }
         self.shared().frozen.heal(id);
-        elect(self.shared());
+        elect(self.shared(), &self.server.tracker);
         Ok(())
     }
 }
 
-/// Recomputes the leader among the members that are up (neither stopped nor partitioned).
-pub(crate) fn elect(shared: &Shared) {
-    shared.members.elect(|id| {
-        shared.members.is_stopped(id) == Some(false) && !shared.frozen.is_partitioned(id)
+/// Whether member `id` takes part in the ensemble: started, and not partitioned.
+fn up(shared: &Shared, id: u64) -> bool {
+    shared.members.is_stopped(id) == Some(false) && !shared.frozen.is_partitioned(id)
+}
+
+/// Whether more than half the members are up.
+fn has_quorum(shared: &Shared) -> bool {
+    let members = &shared.members;
+    let up_count = members
+        .ids()
+        .into_iter()
+        .filter(|id| up(shared, *id))
+        .count();
+    up_count > members.len() / 2
+}
+
+/// The highest id among the members that are up: FastLeaderElection's choice among peers
+/// with the same last zxid, which every member has (they share one core).
+fn highest_up(shared: &Shared) -> Option<u64> {
+    shared
+        .members
+        .ids()
+        .into_iter()
+        .rev()
+        .find(|id| up(shared, *id))
+}
+
+/// A fresh ensemble's leader, chosen at start before any client connects: the highest id.
+pub(crate) fn first_leader(shared: &Shared) {
+    if shared.members.len() > 1
+        && let Some(leader) = highest_up(shared)
+    {
+        shared.members.lead(leader);
+    }
+}
+
+/// Looks at the ensemble after a member changed, as its peers do. With its leader and a
+/// quorum up, nothing changes. Otherwise every member goes LOOKING, as a 3.8 peer that loses
+/// its leader or its quorum does: each drops its client connections at once (but a
+/// partitioned member's, whose connections are frozen, as a frozen process's are), answers
+/// new ones as a server that is not running, and no session expires. Once a quorum is up, the
+/// election ends after [`Config::election_time`](crate::Config::election_time): the highest id
+/// up leads, the zxid epoch goes up, and every session's timeout starts again, as under a new
+/// ZooKeeper leader.
+pub(crate) fn elect(shared: &Arc<Shared>, tracker: &TaskTracker) {
+    let members = &shared.members;
+    if members.len() <= 1 {
+        return;
+    }
+    let quorum = has_quorum(shared);
+    let phase = members.phase();
+    if !phase.looking && quorum && up(shared, phase.leader) {
+        return;
+    }
+    let (round, began) = members.look();
+    if began {
+        shared
+            .router()
+            .kill_where(|member| !shared.frozen.is_partitioned(member));
+        tracing::info!(
+            round,
+            quorum,
+            "the leader or the quorum is lost: every member is looking"
+        );
+        shared.wake_ticker();
+    }
+    if quorum {
+        let shared = shared.clone();
+        let wait = shared.config.election_time();
+        let generation = shared.generation.lock().clone();
+        tracker.spawn(async move {
+            tokio::select! {
+                () = generation.cancelled() => {}
+                () = tokio::time::sleep(wait) => end_election(&shared, round),
+            }
+        });
+    }
+}
+
+/// Ends the election of `round`, if a quorum is still up and no other end or later start came
+/// first.
+fn end_election(shared: &Shared, round: u64) {
+    if !has_quorum(shared) {
+        return;
+    }
+    let Some(leader) = highest_up(shared) else {
+        return;
+    };
+    if !shared.members.elected(round, leader) {
+        return;
+    }
+    shared.with_core(|core, _| {
+        // A new leader's epoch: its first write takes counter 1 of it.
+        let epoch = (core.last_zxid() >> 32) + 1;
+        core.set_last_zxid(epoch << 32);
+        core.rearm_sessions(shared.clock.now());
+    });
+    shared.wake_ticker();
+    tracing::info!(leader, round, "elected: the ensemble serves again");
+}
+
+/// After `syncLimit`, looks at the ensemble again for a member partitioned since: its peers
+/// count it lost only once it has been silent that long.
+fn elect_after_sync_limit(shared: &Arc<Shared>, tracker: &TaskTracker, id: u64) {
+    let shared = shared.clone();
+    let wait = shared.config.sync_limit();
+    let generation = shared.generation.lock().clone();
+    let elector = tracker.clone();
+    tracker.spawn(async move {
+        tokio::select! {
+            () = generation.cancelled() => {}
+            () = tokio::time::sleep(wait) => {
+                if shared.frozen.is_partitioned(id) {
+                    elect(&shared, &elector);
+                }
+            }
+        }
     });
 }
 

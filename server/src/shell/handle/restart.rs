@@ -112,7 +112,7 @@ async fn restart(
             }
         }
     }
-    elect(&shared);
+    elect(&shared, &tracker);
     tracing::info!(members = shared.members.len(), "restarted");
     result
 }

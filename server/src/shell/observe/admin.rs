@@ -79,12 +79,33 @@ pub(crate) fn render(shared: &Shared, member: u64, word: FourLetterWord) -> Stri
     out
 }
 
+/// What a ZooKeeper server that is not running answers most words with (3.8's
+/// `AbstractFourLetterCommand.ZK_NOT_SERVING`): an ensemble member while it is LOOKING.
+const NOT_SERVING: &str = "This ZooKeeper instance is not currently serving requests";
+
 fn write_word(
     shared: &Shared,
     member: u64,
     word: FourLetterWord,
     out: &mut String,
 ) -> std::fmt::Result {
+    // As a 3.8 peer with no running server answers them, measured on a member of three left
+    // alone: `ruok`, `envi` and the trace masks as ever, `isro` "null", the rest this line.
+    if !shared.members.serving() {
+        match word {
+            FourLetterWord::Ruok
+            | FourLetterWord::Envi
+            | FourLetterWord::Gtmk
+            | FourLetterWord::Stmk
+            | FourLetterWord::Hash
+            | FourLetterWord::TelnetClose => {}
+            FourLetterWord::Isro => {
+                out.push_str("null");
+                return Ok(());
+            }
+            _ => return writeln!(out, "{NOT_SERVING}"),
+        }
+    }
     match word {
         FourLetterWord::Ruok => out.push_str("imok"),
         FourLetterWord::Isro => out.push_str("rw"),

@@ -187,6 +187,15 @@ impl Router {
         }
     }
 
+    /// Drops at once, as [`Router::kill`] does, every connection whose member `drop` names.
+    pub(crate) fn kill_where(&self, drop: impl Fn(u64) -> bool) {
+        for entry in self.conns.read().values() {
+            if drop(entry.member) {
+                entry.kill.cancel();
+            }
+        }
+    }
+
     /// How many connections are open.
     pub(crate) fn connections(&self) -> usize {
         self.conns.read().len()

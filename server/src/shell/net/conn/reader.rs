@@ -265,6 +265,13 @@ pub(crate) async fn read_loop<R: AsyncRead + Unpin>(
                 Some(fault) => draining = apply_fault(shared, id, &payload, fault),
             }
         } else {
+            // A LOOKING ensemble member answers a handshake as ZooKeeper's server that is not
+            // running does: it closes the connection (`ZooKeeperServer not running`), and the
+            // client tries the next member.
+            if !shared.members.serving() {
+                tracing::debug!(peer = %stats.peer, "looking: refusing a handshake");
+                return Ok(End::Killed);
+            }
             connected = true;
             // A new session's deadline wakes the ticker through `with_core`.
             shared.apply(|core, now| core.connect(id, &payload, now));
