@@ -1,6 +1,7 @@
 //! Failover: the recipes' exclusion and lost-lock guarantees on a three-member ensemble whose
 //! members are stopped and partitioned under the locks (the cases are in `cases.rs`,
-//! their checker in `fence.rs`).
+//! their checker in `fence.rs`), and what any client sees when the leader or the quorum is
+//! lost (`quorum.rs`).
 //!
 //! Each case runs twice: on the embedded Shepherd ensemble (`Server::builder().members(3)`,
 //! on a paused clock, so that session timeouts pass in no wall time), and on a real ZooKeeper
@@ -12,6 +13,7 @@
 
 mod cases;
 mod fence;
+mod quorum;
 
 use shepherd_testkit::ensemble::TestEnsemble;
 
@@ -57,6 +59,20 @@ async fn shepherd_partition_past_timeout_fires_lost() {
     let e = embedded().await;
     let victim = e.follower().await;
     cases::partition_past_timeout(&e, victim).await;
+    e.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn shepherd_leader_loss_disconnects_every_member() {
+    let e = embedded().await;
+    quorum::leader_loss_disconnects_every_member(&e).await;
+    e.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn shepherd_quorum_loss_serves_nothing_and_expires_nothing() {
+    let e = embedded().await;
+    quorum::quorum_loss_serves_nothing_and_expires_nothing(&e).await;
     e.shutdown().await;
 }
 
@@ -106,4 +122,18 @@ async fn zookeeper_partition_past_timeout_fires_lost() {
     let e = real().await;
     let victim = e.follower().await;
     cases::partition_past_timeout(&e, victim).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs SHEPHERD_REAL_ENSEMBLE_MEMBERS (.ci/failover.sh starts a real ensemble)"]
+async fn zookeeper_leader_loss_disconnects_every_member() {
+    let e = real().await;
+    quorum::leader_loss_disconnects_every_member(&e).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs SHEPHERD_REAL_ENSEMBLE_MEMBERS (.ci/failover.sh starts a real ensemble)"]
+async fn zookeeper_quorum_loss_serves_nothing_and_expires_nothing() {
+    let e = real().await;
+    quorum::quorum_loss_serves_nothing_and_expires_nothing(&e).await;
 }
