@@ -31,6 +31,7 @@ impl Core {
                 conn,
                 ConnInfo {
                     addr: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+                    member: 1,
                 },
             );
         }
@@ -43,7 +44,8 @@ impl Core {
         let response = if request.session_id == 0 {
             // createSession is a txn: it takes a zxid (docs/protocol.md §2.4 step 5).
             self.zxid += 1;
-            let id = self.sessions.create(timeout, conn, now.mono_ms);
+            let member = self.conns.get(&conn).map_or(1, |c| c.member);
+            let id = self.sessions.create(timeout, conn, now.mono_ms, member);
             self.bind(conn, id);
             // Logged as ZooKeeper's createSession request: xid 0, the negotiated timeout,
             // and the digest (unchanged by it).

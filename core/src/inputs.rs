@@ -38,6 +38,7 @@ impl Core {
             conn,
             Conn {
                 session: None,
+                member: info.member.max(1),
                 identities: acl::Identities::new(ip),
                 sasl: None,
             },

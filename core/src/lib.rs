@@ -148,6 +148,9 @@ impl Default for CoreConfig {
 pub struct ConnInfo {
     /// The peer's address.
     pub addr: IpAddr,
+    /// The ensemble member it came in on (1 for a single server): a session it creates carries
+    /// it in its id's top byte, as a ZooKeeper peer's `myid` is in the ids it hands out.
+    pub member: u8,
 }
 
 /// A connection the core knows: where it comes from, its session once connected, and its auth
@@ -156,6 +159,8 @@ pub struct ConnInfo {
 #[derive(Debug)]
 struct Conn {
     session: Option<SessionId>,
+    /// The member it came in on ([`ConnInfo::member`]).
+    member: u8,
     identities: acl::Identities,
     /// Its SASL exchange, once one has begun (`sasl.rs`).
     sasl: Option<Box<DigestMd5Server>>,

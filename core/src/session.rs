@@ -42,6 +42,9 @@ fn mac(secret: &[u8; 32], id: SessionId) -> Hmac<Sha256> {
     mac
 }
 
+/// The bits of a session id below the member's top byte.
+const LOW_56: u64 = (1 << 56) - 1;
+
 /// The first session id of a standalone server started at `wall_ms` (docs/protocol.md §2.5):
 /// `(1 << 56) | ((wall_ms << 24) >>> 8)`. Its top byte is 0x01, so it is never 0, never the
 /// container marker and never looks like a TTL owner.
@@ -77,12 +80,15 @@ impl Sessions {
     }
 
     /// Creates a session bound to `conn` and returns its id: the next id from the standalone
-    /// seed that no live session has (a restored or replayed session may hold one).
-    pub fn create(&mut self, timeout_ms: i32, conn: ConnId, now_ms: u64) -> SessionId {
-        while self.map.contains_key(&self.next_id) {
+    /// seed, with `member` (1 for a single server) in its top byte as a ZooKeeper peer puts its
+    /// `myid` there, that no live session has (a restored or replayed session may hold one).
+    /// The low 56 bits come from one counter whatever the member, so no two members' ids meet.
+    pub fn create(&mut self, timeout_ms: i32, conn: ConnId, now_ms: u64, member: u8) -> SessionId {
+        let of_member = |low: SessionId| ((low as u64 & LOW_56) | (u64::from(member) << 56)) as i64;
+        while self.map.contains_key(&of_member(self.next_id)) {
             self.next_id = self.next_id.wrapping_add(1);
         }
-        let id = self.next_id;
+        let id = of_member(self.next_id);
         self.next_id = self.next_id.wrapping_add(1);
         let session = Session {
             timeout_ms,
@@ -191,8 +197,8 @@ mod tests {
         let id = first_session_id(0x0006_153f);
         assert_eq!(id >> 56, 1);
         let mut sessions = Sessions::new(1_700_000_000_000, 2000, [42; 32]);
-        let a = sessions.create(4000, 1, 1000);
-        let b = sessions.create(4000, 2, 1000);
+        let a = sessions.create(4000, 1, 1000, 1);
+        let b = sessions.create(4000, 2, 1000, 1);
         assert_eq!(b, a + 1);
         assert_ne!(sessions.password(a), sessions.password(b));
         assert!(sessions.password_matches(a, &sessions.password(a)));

@@ -181,6 +181,7 @@ impl H {
             conn,
             ConnInfo {
                 addr: IpAddr::V4(Ipv4Addr::LOCALHOST),
+                member: 1,
             },
         );
         conn

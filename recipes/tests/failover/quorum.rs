@@ -48,7 +48,7 @@ async fn reconnected(client: &Client, session: i64, what: &str) {
 
 /// The leader is stopped (`kill -9` on a real one): the clients of both followers are
 /// disconnected too, as their members go LOOKING; both come back with their sessions, and the
-/// next write carries a new epoch.
+/// next write carries a new epoch. On the way: each session's id carries its member's id.
 pub async fn leader_loss_disconnects_every_member(e: &TestEnsemble) {
     let leader = e.leader().await;
     let followers: Vec<u64> = e
@@ -67,6 +67,13 @@ pub async fn leader_loss_disconnects_every_member(e: &TestEnsemble) {
     .expect("create the probe")
     .expect("a new probe");
     let sessions = (first.session_id(), second.session_id());
+    for (client, member) in [(&first, followers[0]), (&second, followers[1])] {
+        assert_eq!(
+            client.session_id() as u64 >> 56,
+            member,
+            "a session id's top byte is the member that created it"
+        );
+    }
 
     let watches = (watch_disconnect(&first), watch_disconnect(&second));
     e.stop_member(leader).await;

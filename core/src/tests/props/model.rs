@@ -203,7 +203,8 @@ impl Model {
             2 => IpAddr::V6(Ipv6Addr::LOCALHOST),
             _ => IpAddr::V6(Ipv4Addr::new(1, 2, 3, 4).to_ipv6_mapped()),
         };
-        self.core.open_connection(conn, ConnInfo { addr });
+        self.core
+            .open_connection(conn, ConnInfo { addr, member: 1 });
         self.conns.push(conn);
         self.open.insert(conn);
         conn

@@ -119,9 +119,9 @@ where
             conn.shared.unregister(conn.id);
             return;
         };
-        let (id, addr) = (conn.id, conn.stats.peer.ip());
+        let (id, addr, member) = (conn.id, conn.stats.peer.ip(), member_byte(conn.member));
         conn.shared.with_core(|core, _| {
-            core.open_connection(id, ConnInfo { addr });
+            core.open_connection(id, ConnInfo { addr, member });
             core.add_transport_identities(id, &ids);
         });
         run(conn, io, true).await;
@@ -152,6 +152,11 @@ fn register(
 
 /// The connection's task: reads and applies requests while it writes what is queued for it.
 /// `opened`: the core already knows the connection (`spawn_upgraded`).
+/// A member id as the core takes it: ids are `1..=MAX_MEMBERS` (255), one byte.
+fn member_byte(member: u64) -> u8 {
+    u8::try_from(member).unwrap_or(u8::MAX)
+}
+
 async fn run<S>(conn: Conn, io: S, opened: bool)
 where
     S: AsyncRead + AsyncWrite + Unpin,
@@ -159,7 +164,11 @@ where
     let (shared, id) = (&conn.shared, conn.id);
     let peer = conn.stats.peer;
     if !opened {
-        shared.with_core(|core, _| core.open_connection(id, ConnInfo { addr: peer.ip() }));
+        let info = ConnInfo {
+            addr: peer.ip(),
+            member: member_byte(conn.member),
+        };
+        shared.with_core(|core, _| core.open_connection(id, info));
     }
     let (read, mut write) = tokio::io::split(io);
     let mut frames = Frames::new(read, FrameCodec::server(shared.config.max_buffer));
