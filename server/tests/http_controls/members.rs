@@ -3,7 +3,7 @@
 
 use serde_json::json;
 use shepherd_server::{MemberState, Server};
-use shepherd_testkit::connect;
+use shepherd_testkit::{connect, within};
 
 use crate::{expect, hex};
 
@@ -82,4 +82,59 @@ async fn stop_start_partition_and_heal() {
     expect(&server, "POST", "/members/x/stop", "", 400).await;
     expect(&server, "POST", "/members/1/explode", "", 404).await;
     expect(&server, "GET", "/members/1/stop", "", 405).await;
+}
+
+/// `POST /members/{id}/elect` and ControllerService's `/command/electnewleader` force an
+/// election; `GET /members` names each member's role, `looking` while the election runs.
+#[tokio::test(start_paused = true)]
+async fn elections_are_forced_and_roles_listed() {
+    let server = Server::builder()
+        .members(3)
+        .test_controls(([127, 0, 0, 1], 0).into())
+        .test_controls_open_commands(true)
+        .start()
+        .await
+        .expect("ensemble starts");
+    let roles = |listed: &serde_json::Value| -> Vec<String> {
+        listed["members"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|m| m["role"].as_str().unwrap_or("none").to_string())
+            .collect()
+    };
+    let listed = expect(&server, "GET", "/members", "", 200).await;
+    assert_eq!(roles(&listed), ["follower", "follower", "leader"]);
+
+    let epoch = server.controls().last_zxid() >> 32;
+    expect(&server, "POST", "/members/1/elect", "", 200).await;
+    let looking = expect(&server, "GET", "/members", "", 200).await;
+    assert_eq!(roles(&looking), ["looking", "looking", "looking"]);
+    assert_eq!(looking["leader"], json!(null));
+    within("the election", server.members().until_serving()).await;
+    let listed = expect(&server, "GET", "/members", "", 200).await;
+    assert_eq!(roles(&listed), ["leader", "follower", "follower"]);
+    assert_eq!(
+        server.controls().last_zxid() >> 32,
+        epoch + 1,
+        "a new epoch"
+    );
+
+    // The election's own choice: the highest id up.
+    let addr = server.controls().http_addr().expect("test controls on");
+    let got = crate::http::call(addr, "GET", "/command/electnewleader", None, b"").await;
+    assert_eq!(got.status, 200, "{}", got.body);
+    within("the election", server.members().until_serving()).await;
+    assert_eq!(server.members().leader(), Some(3));
+
+    expect(&server, "POST", "/members/2/stop", "", 200).await;
+    let listed = expect(&server, "GET", "/members", "", 200).await;
+    assert_eq!(
+        listed["members"][1]["role"],
+        json!(null),
+        "a stopped member has none"
+    );
+    expect(&server, "POST", "/members/2/elect", "", 409).await;
+    expect(&server, "POST", "/members/7/elect", "", 404).await;
+    server.shutdown().await;
 }

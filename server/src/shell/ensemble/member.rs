@@ -68,6 +68,9 @@ pub(crate) struct Phase {
     pub(crate) looking: bool,
     /// Counts the elections begun: an election's end applies only to the round it began in.
     pub(crate) round: u64,
+    /// The member a forced election makes leader (`Members::elect`), 0 for the election's own
+    /// choice.
+    pub(crate) candidate: u64,
 }
 
 /// One member's run state.
@@ -141,6 +144,7 @@ impl Members {
                 leader: 0,
                 looking: false,
                 round: 0,
+                candidate: 0,
             }),
             _reserved: reserved,
             changes: tokio::sync::Mutex::new(()),
@@ -233,9 +237,14 @@ impl Members {
     }
 
     /// Starts an election, unless one is under way: every member is LOOKING from now on.
-    /// Returns the election's round, and whether this call began it.
-    pub(crate) fn look(&self) -> (u64, bool) {
+    /// `candidate` (0 for none) is the member it is to make leader, replacing any earlier
+    /// choice of the same election when not 0. Returns the election's round, and whether this
+    /// call began it.
+    pub(crate) fn look(&self, candidate: u64) -> (u64, bool) {
         let mut phase = self.phase.lock();
+        if candidate != 0 {
+            phase.candidate = candidate;
+        }
         if phase.looking {
             return (phase.round, false);
         }
@@ -254,6 +263,7 @@ impl Members {
         }
         phase.looking = false;
         phase.leader = leader;
+        phase.candidate = 0;
         true
     }
 

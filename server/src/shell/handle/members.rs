@@ -73,6 +73,55 @@ impl<'a> Members<'a> {
         Some(admin::render(self.shared(), id, word))
     }
 
+    /// Forces an election that member `id` wins, as if the leader stepped down and `id` had
+    /// the most votes: every member goes LOOKING (dropping its clients, as on any loss of the
+    /// leader), and after the election time `id` leads, under a new epoch, with every
+    /// session's timeout started again. (ZooKeeper's own election would pick the highest id
+    /// up; a test names the one it wants.) Nothing for a single server.
+    ///
+    /// # Errors
+    /// [`ControlError::UnknownMember`]; [`ControlError::MemberUnavailable`] when `id` is
+    /// stopped or partitioned, or fewer than a quorum of members are up.
+    pub fn elect(&self, id: u64) -> Result<(), ControlError> {
+        let shared = self.shared();
+        if shared.members.is_stopped(id).is_none() {
+            return Err(ControlError::UnknownMember(id));
+        }
+        if !up(shared, id) {
+            return Err(ControlError::MemberUnavailable(
+                id,
+                "it is stopped or partitioned: it cannot lead".into(),
+            ));
+        }
+        if !has_quorum(shared) {
+            return Err(ControlError::MemberUnavailable(
+                id,
+                "no quorum is up: no election can end".into(),
+            ));
+        }
+        force_election(shared, &self.server.tracker, id);
+        Ok(())
+    }
+
+    /// What member `id` is to its peers, as `GET /members` names it: `standalone`, `leader`,
+    /// `follower`, or `looking` while an election runs; `None` while it is stopped, or for an
+    /// unknown id.
+    pub fn role(&self, id: u64) -> Option<&'static str> {
+        let shared = self.shared();
+        if shared.members.is_stopped(id)? {
+            return None;
+        }
+        Some(if shared.members.len() <= 1 {
+            "standalone"
+        } else if !shared.members.serving() {
+            "looking"
+        } else if shared.members.leader() == Some(id) {
+            "leader"
+        } else {
+            "follower"
+        })
+    }
+
     /// Resolves once the ensemble serves: a leader leads (at once for a single server, and
     /// while no election is under way). An election ends only once a quorum is up, so with
     /// fewer this waits until members are started again.
@@ -124,7 +173,7 @@ impl<'a> Members<'a> {
                 let _ = accepting.await;
             }
             shared.wait_member_gone(id).await;
-            elect(&shared, &tracker);
+            reconsider(&shared, &tracker);
             tracing::info!(member = id, "member stopped");
         });
         task.await
@@ -156,7 +205,7 @@ impl<'a> Members<'a> {
             .await
             .map_err(|e| ControlError::MemberUnavailable(id, format!("the start failed: {e}")))?;
         started.map_err(|e| ControlError::MemberUnavailable(id, e.to_string()))?;
-        elect(self.shared(), &self.server.tracker);
+        reconsider(self.shared(), &self.server.tracker);
         tracing::info!(member = id, "member started");
         Ok(())
     }
@@ -190,7 +239,7 @@ impl<'a> Members<'a> {
             return Err(ControlError::UnknownMember(id));
         }
         self.shared().frozen.heal(id);
-        elect(self.shared(), &self.server.tracker);
+        reconsider(self.shared(), &self.server.tracker);
         Ok(())
     }
 }
@@ -239,7 +288,7 @@ pub(crate) fn first_leader(shared: &Shared) {
 /// election ends after [`Config::election_time`](crate::Config::election_time): the highest id
 /// up leads, the zxid epoch goes up, and every session's timeout starts again, as under a new
 /// ZooKeeper leader.
-pub(crate) fn elect(shared: &Arc<Shared>, tracker: &TaskTracker) {
+pub(crate) fn reconsider(shared: &Arc<Shared>, tracker: &TaskTracker) {
     let members = &shared.members;
     if members.len() <= 1 {
         return;
@@ -249,16 +298,26 @@ pub(crate) fn elect(shared: &Arc<Shared>, tracker: &TaskTracker) {
     if !phase.looking && quorum && up(shared, phase.leader) {
         return;
     }
-    let (round, began) = members.look();
+    look(shared, tracker, 0, quorum);
+}
+
+/// Forces an election, as a leader that steps down starts one, and makes `candidate` (0 for
+/// the election's own choice, the highest id up) the next leader. Needs a quorum up.
+pub(crate) fn force_election(shared: &Arc<Shared>, tracker: &TaskTracker, candidate: u64) {
+    if shared.members.len() > 1 && has_quorum(shared) {
+        look(shared, tracker, candidate, true);
+    }
+}
+
+/// Puts every member into LOOKING (unless it is already), and with `quorum` up schedules the
+/// election's end.
+fn look(shared: &Arc<Shared>, tracker: &TaskTracker, candidate: u64, quorum: bool) {
+    let (round, began) = shared.members.look(candidate);
     if began {
         shared
             .router()
             .kill_where(|member| !shared.frozen.is_partitioned(member));
-        tracing::info!(
-            round,
-            quorum,
-            "the leader or the quorum is lost: every member is looking"
-        );
+        tracing::info!(round, quorum, "every member is looking");
         shared.wake_ticker();
     }
     if quorum {
@@ -280,7 +339,9 @@ fn end_election(shared: &Shared, round: u64) {
     if !has_quorum(shared) {
         return;
     }
-    let Some(leader) = highest_up(shared) else {
+    let candidate = shared.members.phase().candidate;
+    let chosen = (candidate != 0 && up(shared, candidate)).then_some(candidate);
+    let Some(leader) = chosen.or_else(|| highest_up(shared)) else {
         return;
     };
     if !shared.members.elected(round, leader) {
@@ -308,7 +369,7 @@ fn elect_after_sync_limit(shared: &Arc<Shared>, tracker: &TaskTracker, id: u64) 
             () = generation.cancelled() => {}
             () = tokio::time::sleep(wait) => {
                 if shared.frozen.is_partitioned(id) {
-                    elect(&shared, &elector);
+                    reconsider(&shared, &elector);
                 }
             }
         }

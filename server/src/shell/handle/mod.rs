@@ -19,7 +19,7 @@ mod members;
 mod restart;
 
 pub use error::ControlError;
-pub(crate) use members::{first_leader, serve};
+pub(crate) use members::{first_leader, force_election, serve};
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;

@@ -189,7 +189,11 @@ fn run(
         _ => rule.always(),
     };
     match action {
-        Action::Ping | Action::RejectConnections | Action::ElectNewLeader => {}
+        Action::Ping | Action::RejectConnections => {}
+        // ControllerService's forced election: the leader steps down, the election chooses.
+        Action::ElectNewLeader => {
+            crate::shell::handle::force_election(&handle.shared, &handle.tracker, 0);
+        }
         // The reply in flight is finished first (the HTTP connection's graceful close); the
         // rest of the stop is the caller's ([`Server::stopping`]).
         Action::Shutdown => handle.shutdown.cancel(),

@@ -368,6 +368,7 @@ impl Service {
                     "id": id,
                     "addr": handle.members().addr(id).map(|a| a.to_string()),
                     "state": handle.members().state(id).map(state_name),
+                    "role": handle.members().role(id),
                 })
             })
             .collect();
@@ -384,10 +385,11 @@ impl Service {
             "start" => handle.members().start(id).await?,
             "partition" => handle.members().partition(id)?,
             "heal" => handle.members().heal(id)?,
+            "elect" => handle.members().elect(id)?,
             other => {
                 return Err(Failure(
                     StatusCode::NOT_FOUND,
-                    format!("no member action {other:?} (stop, start, partition, heal)"),
+                    format!("no member action {other:?} (stop, start, partition, heal, elect)"),
                 ));
             }
         }
