@@ -253,3 +253,50 @@ async fn member_ports_put_each_member_on_its_own_port() {
     assert_eq!(server.members().addr(4), None, "as many members as ports");
     server.shutdown().await;
 }
+
+/// A member cut off from its peers, not its clients: it serves until syncLimit, then looks
+/// alone; an isolated leader is replaced by the others; healed, it follows again.
+#[tokio::test(start_paused = true)]
+async fn an_isolated_member_looks_alone_after_sync_limit() {
+    let server = ensemble(3).await;
+    let serving = |id: u64| {
+        let server = &server;
+        async move {
+            let srvr = four_letter_word(&addr_of(server, id), FourLetterWord::Srvr).await;
+            srvr.contains("Mode: ")
+        }
+    };
+    server.members().isolate(1).unwrap();
+    assert_eq!(server.members().state(1), Some(MemberState::Isolated));
+    assert!(serving(1).await, "it has not noticed yet");
+    // syncLimit is 5 ticks of ZooKeeper's default 2 s.
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    assert!(!serving(1).await, "an isolated follower looks alone");
+    assert_eq!(server.members().role(1), Some("looking"));
+    assert_eq!(server.members().leader(), Some(3), "the others serve on");
+    assert!(serving(2).await);
+    server.members().heal(1).unwrap();
+    assert!(serving(1).await, "healed, it follows again");
+
+    server.members().isolate(3).unwrap();
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    within("the election", server.members().until_serving()).await;
+    assert_eq!(
+        server.members().leader(),
+        Some(2),
+        "the others replace an isolated leader"
+    );
+    assert!(!serving(3).await, "the old leader looks alone");
+    server.members().heal(3).unwrap();
+    assert_eq!(
+        server.members().leader(),
+        Some(2),
+        "and follows once healed"
+    );
+    assert_eq!(server.members().role(3), Some("follower"));
+    assert_eq!(
+        server.members().isolate(9),
+        Err(ControlError::UnknownMember(9))
+    );
+    server.shutdown().await;
+}

@@ -136,5 +136,8 @@ async fn elections_are_forced_and_roles_listed() {
     );
     expect(&server, "POST", "/members/2/elect", "", 409).await;
     expect(&server, "POST", "/members/7/elect", "", 404).await;
+    let isolated = expect(&server, "POST", "/members/1/isolate", "", 200).await;
+    assert_eq!(isolated["state"], "isolated");
+    expect(&server, "POST", "/members/7/isolate", "", 404).await;
     server.shutdown().await;
 }

@@ -37,6 +37,8 @@ pub enum MemberState {
     Stopped,
     /// Listening, but neither reading nor writing any of its connections, new ones included.
     Partitioned,
+    /// Cut off from its peers, not from its clients: after `syncLimit` it goes LOOKING alone.
+    Isolated,
 }
 
 /// What a member's four-letter words and AdminServer report as its mode.
@@ -84,6 +86,11 @@ struct Run {
     token: CancellationToken,
     /// Its accept loop, while listening.
     accepting: Option<JoinHandle<()>>,
+    /// Cut off from its peers (`Members::isolate`): it does not count towards a quorum.
+    isolated: bool,
+    /// Isolated long enough to have noticed: it is LOOKING by itself, serving no client, while
+    /// the others may serve.
+    alone: bool,
 }
 
 /// One member.
@@ -135,6 +142,8 @@ impl Members {
                     lost: false,
                     token: generation.child_token(),
                     accepting: None,
+                    isolated: false,
+                    alone: false,
                 }),
             });
         }
@@ -234,6 +243,27 @@ impl Members {
     /// a leader leads.
     pub(crate) fn serving(&self) -> bool {
         self.members.len() <= 1 || !self.phase.lock().looking
+    }
+
+    /// Whether member `id` serves its clients: the ensemble serves, and it is not LOOKING
+    /// alone after an isolation.
+    pub(crate) fn serves(&self, id: u64) -> bool {
+        self.serving() && !self.get(id).is_some_and(|m| m.run.lock().alone)
+    }
+
+    /// Whether member `id` is cut off from its peers.
+    pub(crate) fn is_isolated(&self, id: u64) -> bool {
+        self.get(id).is_some_and(|m| m.run.lock().isolated)
+    }
+
+    /// Cuts member `id` off from its peers (`alone`: and it has noticed), or joins it to them
+    /// again.
+    pub(crate) fn set_isolated(&self, id: u64, isolated: bool, alone: bool) {
+        if let Some(member) = self.get(id) {
+            let mut run = member.run.lock();
+            run.isolated = isolated;
+            run.alone = isolated && alone;
+        }
     }
 
     /// Starts an election, unless one is under way: every member is LOOKING from now on.

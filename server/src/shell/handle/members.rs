@@ -52,6 +52,8 @@ impl<'a> Members<'a> {
             MemberState::Stopped
         } else if self.shared().frozen.is_partitioned(id) {
             MemberState::Partitioned
+        } else if self.shared().members.is_isolated(id) {
+            MemberState::Isolated
         } else {
             MemberState::Up
         })
@@ -104,8 +106,8 @@ impl<'a> Members<'a> {
     }
 
     /// What member `id` is to its peers, as `GET /members` names it: `standalone`, `leader`,
-    /// `follower`, or `looking` while an election runs; `None` while it is stopped, or for an
-    /// unknown id.
+    /// `follower`, or `looking` while an election runs (or while it is alone, isolated from
+    /// its peers); `None` while it is stopped, or for an unknown id.
     pub fn role(&self, id: u64) -> Option<&'static str> {
         let shared = self.shared();
         if shared.members.is_stopped(id)? {
@@ -113,7 +115,7 @@ impl<'a> Members<'a> {
         }
         Some(if shared.members.len() <= 1 {
             "standalone"
-        } else if !shared.members.serving() {
+        } else if !shared.members.serves(id) {
             "looking"
         } else if shared.members.leader() == Some(id) {
             "leader"
@@ -229,8 +231,46 @@ impl<'a> Members<'a> {
         Ok(())
     }
 
-    /// Ends a member's partition: what was queued on its connections is written, and what
-    /// their clients sent meanwhile is read and applied, in order.
+    /// Cuts a member off from its peers but not from its clients, as a network partition
+    /// between the servers does. Until `syncLimit` (5 ticks) passes it serves as before; then it
+    /// goes LOOKING by itself (it drops its clients, closes new connections at the handshake,
+    /// and its four-letter words say it is not serving) and no longer counts towards a quorum.
+    /// If it led, the others lose their leader then and elect another among themselves, if a
+    /// quorum of them is up. [`Members::heal`] joins it to its peers again.
+    ///
+    /// # Errors
+    /// [`ControlError::UnknownMember`].
+    pub fn isolate(&self, id: u64) -> Result<(), ControlError> {
+        let shared = self.shared();
+        if shared.members.is_stopped(id).is_none() {
+            return Err(ControlError::UnknownMember(id));
+        }
+        if shared.members.len() <= 1 || shared.members.is_isolated(id) {
+            return Ok(());
+        }
+        shared.members.set_isolated(id, true, false);
+        let (shared, tracker) = (shared.clone(), self.server.tracker.clone());
+        let wait = shared.config.sync_limit();
+        let generation = shared.generation.lock().clone();
+        self.server.tracker.spawn(async move {
+            tokio::select! {
+                () = generation.cancelled() => {}
+                () = tokio::time::sleep(wait) => {
+                    if shared.members.is_isolated(id) {
+                        shared.members.set_isolated(id, true, true);
+                        shared.router().kill_where(|member| member == id);
+                        tracing::info!(member = id, "isolated from its peers: looking alone");
+                        reconsider(&shared, &tracker);
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// Ends a member's partition or isolation: what was queued on its connections is
+    /// written, what their clients sent meanwhile is read and applied, in order, and an
+    /// isolated member follows the leader again.
     ///
     /// # Errors
     /// [`ControlError::UnknownMember`].
@@ -239,14 +279,18 @@ impl<'a> Members<'a> {
             return Err(ControlError::UnknownMember(id));
         }
         self.shared().frozen.heal(id);
+        self.shared().members.set_isolated(id, false, false);
         reconsider(self.shared(), &self.server.tracker);
         Ok(())
     }
 }
 
-/// Whether member `id` takes part in the ensemble: started, and not partitioned.
+/// Whether member `id` takes part in the ensemble: started, neither partitioned nor cut off
+/// from its peers.
 fn up(shared: &Shared, id: u64) -> bool {
-    shared.members.is_stopped(id) == Some(false) && !shared.frozen.is_partitioned(id)
+    shared.members.is_stopped(id) == Some(false)
+        && !shared.frozen.is_partitioned(id)
+        && !shared.members.is_isolated(id)
 }
 
 /// Whether more than half the members are up.

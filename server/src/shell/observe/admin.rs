@@ -91,7 +91,7 @@ fn write_word(
 ) -> std::fmt::Result {
     // As a 3.8 peer with no running server answers them, measured on a member of three left
     // alone: `ruok`, `envi` and the trace masks as ever, `isro` "null", the rest this line.
-    if !shared.members.serving() {
+    if !shared.members.serves(member) {
         match word {
             FourLetterWord::Ruok
             | FourLetterWord::Envi

@@ -386,10 +386,13 @@ impl Service {
             "partition" => handle.members().partition(id)?,
             "heal" => handle.members().heal(id)?,
             "elect" => handle.members().elect(id)?,
+            "isolate" => handle.members().isolate(id)?,
             other => {
                 return Err(Failure(
                     StatusCode::NOT_FOUND,
-                    format!("no member action {other:?} (stop, start, partition, heal, elect)"),
+                    format!(
+                        "no member action {other:?} (stop, start, partition, isolate, heal, elect)"
+                    ),
                 ));
             }
         }
@@ -471,6 +474,7 @@ fn state_name(state: MemberState) -> &'static str {
         MemberState::Up => "up",
         MemberState::Stopped => "stopped",
         MemberState::Partitioned => "partitioned",
+        MemberState::Isolated => "isolated",
     }
 }
 

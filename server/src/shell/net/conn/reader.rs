@@ -268,7 +268,7 @@ pub(crate) async fn read_loop<R: AsyncRead + Unpin>(
             // A LOOKING ensemble member answers a handshake as ZooKeeper's server that is not
             // running does: it closes the connection (`ZooKeeperServer not running`), and the
             // client tries the next member.
-            if !shared.members.serving() {
+            if !shared.members.serves(conn.member) {
                 tracing::debug!(peer = %stats.peer, "looking: refusing a handshake");
                 return Ok(End::Killed);
             }
