@@ -119,8 +119,16 @@ func (s *Server) StartMember(i int) error { return s.member(i, "start") }
 // PartitionMember keeps member i's connections open but unanswered.
 func (s *Server) PartitionMember(i int) error { return s.member(i, "partition") }
 
-// HealMember ends member i's partition.
+// HealMember ends member i's partition or isolation.
 func (s *Server) HealMember(i int) error { return s.member(i, "heal") }
+
+// IsolateMember cuts member i off from its peers, not its clients: after syncLimit it looks
+// alone (its clients dropped), and if it led, the others elect another leader.
+func (s *Server) IsolateMember(i int) error { return s.member(i, "isolate") }
+
+// ElectMember forces an election that member i wins: every member looks (every client is
+// disconnected), and after the election time i leads.
+func (s *Server) ElectMember(i int) error { return s.member(i, "elect") }
 
 // Stop stops the server (its data directory is kept until the test ends). Stopping a stopped
 // server does nothing.

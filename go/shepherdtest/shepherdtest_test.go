@@ -223,6 +223,25 @@ func TestEnsembleFailover(t *testing.T) {
 	}
 }
 
+// A forced election disconnects every client, whichever member it is on, as a real
+// ensemble's members all go LOOKING; the client comes back with its session.
+func TestForcedElection(t *testing.T) {
+	srv := shepherdtest.Start(t, shepherdtest.Members(3))
+	conn, events := connect(t, srv.Servers())
+	session := conn.SessionID()
+	if err := srv.ElectMember(1); err != nil {
+		t.Fatal(err)
+	}
+	awaitState(t, events, zk.StateDisconnected)
+	awaitState(t, events, zk.StateHasSession)
+	if conn.SessionID() != session {
+		t.Fatalf("session after the election 0x%x, want 0x%x", conn.SessionID(), session)
+	}
+	if err := srv.ElectMember(9); err == nil {
+		t.Fatal("electing member 9 of 3 succeeded")
+	}
+}
+
 // A zoo.cfg setting is in force: maxSessionTimeout caps the timeout the client asked for.
 func TestSettingInForce(t *testing.T) {
 	srv := shepherdtest.Start(t, shepherdtest.InMemory(), shepherdtest.Setting("maxSessionTimeout", "4000"))

@@ -248,13 +248,30 @@ class Server:
         self._call("POST", f"/members/{int(i)}/partition")
 
     def heal_member(self, i: int) -> None:
-        """Ends member `i`'s partition."""
+        """Ends member `i`'s partition or isolation."""
         self._call("POST", f"/members/{int(i)}/heal")
 
+    def isolate_member(self, i: int) -> None:
+        """Cuts member `i` off from its peers, not its clients: after syncLimit it looks
+        alone (its clients dropped), and if it led, the others elect another leader."""
+        self._call("POST", f"/members/{int(i)}/isolate")
+
+    def elect_member(self, i: int) -> None:
+        """Forces an election that member `i` wins: every member looks (every client is
+        disconnected), and after the election time `i` leads."""
+        self._call("POST", f"/members/{int(i)}/elect")
+
     def member_states(self) -> Dict[int, str]:
-        """Each member's state: ``"up"``, ``"stopped"`` or ``"partitioned"``."""
+        """Each member's state: ``"up"``, ``"stopped"``, ``"partitioned"`` or
+        ``"isolated"``."""
         members = self._call("GET", "/members")["members"]
         return {int(m["id"]): m["state"] for m in members}
+
+    def member_roles(self) -> Dict[int, Optional[str]]:
+        """Each member's role: ``"leader"``, ``"follower"``, ``"looking"`` while an
+        election runs, or ``None`` while stopped."""
+        members = self._call("GET", "/members")["members"]
+        return {int(m["id"]): m["role"] for m in members}
 
     def leader(self) -> Optional[int]:
         """The member that reports ``Mode: leader``; ``None`` for a single server."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from kazoo.client import KazooClient
 from kazoo.security import make_digest_acl
 
@@ -68,3 +70,18 @@ def test_zk_ensemble_has_three_members(zk_ensemble):
     assert zk_ensemble.member_states()[3] == "partitioned"
     zk_ensemble.heal_member(3)
     assert zk_ensemble.member_states() == {1: "up", 2: "up", 3: "up"}
+
+
+def test_zk_ensemble_elects_on_demand_and_isolates(zk_ensemble):
+    zk_ensemble.elect_member(1)
+    assert zk_ensemble.member_roles() == {1: "looking", 2: "looking", 3: "looking"}
+    # The election takes one tick (2 s by default); bounded at five times that.
+    deadline = time.monotonic() + 10
+    while zk_ensemble.leader() != 1:
+        assert time.monotonic() < deadline, "no leader after the election time"
+        time.sleep(0.05)
+    assert zk_ensemble.member_roles() == {1: "leader", 2: "follower", 3: "follower"}
+    zk_ensemble.isolate_member(2)
+    assert zk_ensemble.member_states()[2] == "isolated"
+    zk_ensemble.heal_member(2)
+    assert zk_ensemble.member_states()[2] == "up"

@@ -269,12 +269,32 @@ public final class ShepherdServer implements Closeable {
     }
 
     /**
-     * Ends a member's partition.
+     * Ends a member's partition or isolation.
      *
      * @param member the member, {@code 1..n}
      */
     public void healMember(int member) {
         memberControl(member, "heal");
+    }
+
+    /**
+     * Cuts a member off from its peers, not its clients: after syncLimit it looks alone (its
+     * clients are dropped), and if it led, the others elect another leader.
+     *
+     * @param member the member, {@code 1..n}
+     */
+    public void isolateMember(int member) {
+        memberControl(member, "isolate");
+    }
+
+    /**
+     * Forces an election that a member wins: every member looks (every client is
+     * disconnected), and after the election time it leads.
+     *
+     * @param member the member, {@code 1..n}
+     */
+    public void electMember(int member) {
+        memberControl(member, "elect");
     }
 
     /**

@@ -42,4 +42,24 @@ class EnsembleFailoverTest {
             }
         }
     }
+
+    /**
+     * A forced election suspends every Curator client, whichever member it is on, as a real
+     * ensemble's members all go LOOKING; the client reconnects with its session.
+     */
+    @Test
+    void aForcedElectionSuspendsEveryClient() throws Exception {
+        try (ShepherdServer ensemble = ShepherdServer.builder().members(3).build()) {
+            try (CuratorFramework client = Clients.connected(ensemble.getConnectString())) {
+                BlockingQueue<ConnectionState> states = Clients.states(client);
+                long session = Clients.sessionId(client);
+
+                ensemble.electMember(1);
+
+                Clients.await(states, ConnectionState.SUSPENDED);
+                Clients.await(states, ConnectionState.RECONNECTED);
+                assertEquals(session, Clients.sessionId(client), "the same session after the election");
+            }
+        }
+    }
 }
