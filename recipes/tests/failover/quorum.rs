@@ -46,16 +46,18 @@ async fn reconnected(client: &Client, session: i64, what: &str) {
     assert_eq!(client.session_id(), session, "{what}: the same session");
 }
 
+/// The leader's id, then the followers'.
+async fn leader_and_followers(e: &TestEnsemble) -> (u64, Vec<u64>) {
+    let leader = e.leader().await;
+    let followers = e.member_ids().into_iter().filter(|&id| id != leader);
+    (leader, followers.collect())
+}
+
 /// The leader is stopped (`kill -9` on a real one): the clients of both followers are
 /// disconnected too, as their members go LOOKING; both come back with their sessions, and the
 /// next write carries a new epoch. On the way: each session's id carries its member's id.
 pub async fn leader_loss_disconnects_every_member(e: &TestEnsemble) {
-    let leader = e.leader().await;
-    let followers: Vec<u64> = e
-        .member_ids()
-        .into_iter()
-        .filter(|&id| id != leader)
-        .collect();
+    let (leader, followers) = leader_and_followers(e).await;
     let first = e.connect_only(followers[0], SESSION).await;
     let second = e.connect_only(followers[1], SESSION).await;
     let probe = unique("epoch-probe");
@@ -106,12 +108,7 @@ pub async fn leader_loss_disconnects_every_member(e: &TestEnsemble) {
 /// no session expires, and once one member is back the survivor's client returns with its
 /// session and its ephemeral.
 pub async fn quorum_loss_serves_nothing_and_expires_nothing(e: &TestEnsemble) {
-    let leader = e.leader().await;
-    let followers: Vec<u64> = e
-        .member_ids()
-        .into_iter()
-        .filter(|&id| id != leader)
-        .collect();
+    let (leader, followers) = leader_and_followers(e).await;
     let (survivor, other) = (followers[0], followers[1]);
     let client = e.connect_only(survivor, SESSION).await;
     let session = client.session_id();

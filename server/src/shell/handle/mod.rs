@@ -19,7 +19,10 @@ mod members;
 mod restart;
 
 pub use error::ControlError;
-pub(crate) use members::{first_leader, force_election, serve};
+// The HTTP test controls' `/command/electnewleader` forces an election too.
+#[cfg(feature = "http")]
+pub(crate) use members::force_election;
+pub(crate) use members::{first_leader, serve};
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
