@@ -79,6 +79,9 @@ pub struct Config {
     /// up, before the new leader serves. `None`, the default, for one tick, what a 3.8
     /// ensemble of three takes on loopback (docs/ensemble.md); zero is allowed.
     pub election_time: Option<Duration>,
+    /// `syncLimit`, in ticks (default 5): how long an in-process ensemble's members wait
+    /// before they count a partitioned or isolated peer lost.
+    pub sync_limit_ticks: u32,
 }
 
 /// The largest `jute.maxbuffer` accepted: 256 MiB. ZooKeeper sets no bound, but each
@@ -121,6 +124,7 @@ impl Default for Config {
             tls: TlsSettings::default(),
             auth: AuthSettings::default(),
             election_time: None,
+            sync_limit_ticks: 5,
         }
     }
 }
@@ -145,10 +149,12 @@ impl Config {
             .unwrap_or_else(|| Duration::from_millis(u64::from(self.core.tick_time_ms)))
     }
 
-    /// How long a partitioned member's peers wait before they count it lost: ZooKeeper's
-    /// `syncLimit` of 5 ticks, as in the ensembles Shepherd is compared with.
+    /// How long a partitioned or isolated member's peers wait before they count it lost:
+    /// `syncLimit` ticks.
     pub fn sync_limit(&self) -> Duration {
-        Duration::from_millis(u64::from(self.core.tick_time_ms).saturating_mul(5))
+        Duration::from_millis(
+            u64::from(self.core.tick_time_ms).saturating_mul(u64::from(self.sync_limit_ticks)),
+        )
     }
 
     /// The outbound limit per connection: [`Config::max_outbound_bytes`], or by default eight
@@ -312,10 +318,20 @@ impl Config {
                 "metricsProvider.exportJvmInfo" => {
                     warnings.push(format!("{key} is ignored: there is no JVM"));
                 }
-                // Keys of a replicated server: meaningless standalone, but harmless, so a
-                // real zoo.cfg still starts.
-                "initLimit" | "syncLimit" | "standaloneEnabled" | "reconfigEnabled" => {
-                    warnings.push(format!("{key} is ignored: Shepherd runs standalone"));
+                // How long an in-process ensemble waits for a silent peer (docs/ensemble.md).
+                "syncLimit" => {
+                    self.sync_limit_ticks = value
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|ticks| *ticks > 0)
+                        .ok_or_else(|| bad("expected a positive number of ticks"))?;
+                }
+                // Keys of a replicated server with no meaning here (no peer joins by syncing,
+                // and there is no reconfig yet), but harmless, so a real zoo.cfg still starts.
+                "initLimit" | "standaloneEnabled" | "reconfigEnabled" => {
+                    warnings.push(format!(
+                        "{key} is ignored: the in-process ensemble's members share one state"
+                    ));
                 }
                 other => match self.apply_section_key(other, value).map_err(|e| bad(&e))? {
                     KeyOutcome::Applied => {}

@@ -32,6 +32,21 @@ fn zoo_cfg_known_and_unknown_keys() {
 }
 
 #[test]
+fn sync_limit_is_read_in_ticks() {
+    let mut config = Config::default();
+    assert_eq!(config.sync_limit_ticks, 5, "5 ticks by default");
+    let warnings = config
+        .apply_zoo_cfg(
+            "tickTime=500
+syncLimit=3
+",
+        )
+        .unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(config.sync_limit(), std::time::Duration::from_millis(1500));
+}
+
+#[test]
 fn typed_settings_refuse_an_unknown_key_by_name_and_win_over_the_file() {
     let set = |items: &[&str]| items.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
     let mut config = Config::default();
@@ -85,6 +100,7 @@ fn zoo_cfg_values_out_of_range_are_errors_naming_the_key() {
             "maxPerMinute=4294967296",
         ),
         ("jute.maxbuffer=0", "jute.maxbuffer=0"),
+        ("syncLimit=0", "syncLimit=0"),
         ("jute.maxbuffer=268435457", "jute.maxbuffer=268435457"),
         ("jute.maxbuffer=18446744073709551616", "jute.maxbuffer"),
     ] {

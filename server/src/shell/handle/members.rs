@@ -216,7 +216,7 @@ impl<'a> Members<'a> {
     /// is read or written (no replies, no pings, no events), and new connections are accepted
     /// but their handshakes never answered, so that clients time out and move to another
     /// member. Sessions' timeouts run as usual: a client that does not move in time loses its
-    /// session. Its peers count it lost after `syncLimit` (5 ticks), as they would a frozen
+    /// session. Its peers count it lost after `syncLimit` (zoo.cfg's, 5 ticks by default), as they would a frozen
     /// process: if it led, or its loss leaves no quorum, every member then goes LOOKING (see
     /// [`Members::stop`]).
     ///
@@ -232,7 +232,7 @@ impl<'a> Members<'a> {
     }
 
     /// Cuts a member off from its peers but not from its clients, as a network partition
-    /// between the servers does. Until `syncLimit` (5 ticks) passes it serves as before; then it
+    /// between the servers does. Until `syncLimit` passes it serves as before; then it
     /// goes LOOKING by itself (it drops its clients, closes new connections at the handshake,
     /// and its four-letter words say it is not serving) and no longer counts towards a quorum.
     /// If it led, the others lose their leader then and elect another among themselves, if a
