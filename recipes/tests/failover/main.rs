@@ -70,6 +70,13 @@ async fn shepherd_leader_loss_disconnects_every_member() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn shepherd_leader_partition_drops_every_follower_client() {
+    let e = embedded().await;
+    quorum::leader_partition_drops_every_follower_client(&e).await;
+    e.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn shepherd_quorum_loss_serves_nothing_and_expires_nothing() {
     let e = embedded().await;
     quorum::quorum_loss_serves_nothing_and_expires_nothing(&e).await;
@@ -136,4 +143,11 @@ async fn zookeeper_leader_loss_disconnects_every_member() {
 async fn zookeeper_quorum_loss_serves_nothing_and_expires_nothing() {
     let e = real().await;
     quorum::quorum_loss_serves_nothing_and_expires_nothing(&e).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs SHEPHERD_REAL_ENSEMBLE_MEMBERS (.ci/failover.sh starts a real ensemble)"]
+async fn zookeeper_leader_partition_drops_every_follower_client() {
+    let e = real().await;
+    quorum::leader_partition_drops_every_follower_client(&e).await;
 }

@@ -144,6 +144,37 @@ pub async fn quorum_loss_serves_nothing_and_expires_nothing(e: &TestEnsemble) {
     e.start_member(leader).await;
 }
 
+/// The leader is partitioned (`SIGSTOP` on a real one, a frozen process): after `syncLimit`
+/// the followers give up on it and drop their clients, elect another leader among
+/// themselves, and their clients come back with their sessions and can write; healed, the
+/// old leader follows.
+pub async fn leader_partition_drops_every_follower_client(e: &TestEnsemble) {
+    let (leader, followers) = leader_and_followers(e).await;
+    let client = e.connect_only(followers[0], SESSION).await;
+    let session = client.session_id();
+    let watch = watch_disconnect(&client);
+    e.partition_member(leader).await;
+    disconnected(watch, "the follower's client disconnected after syncLimit").await;
+    reconnected(&client, session, "the follower's client back").await;
+    let probe = unique("partition-probe");
+    within(
+        "a write under the new leader",
+        client.create_all(&probe, b"", &CreateOptions::persistent()),
+    )
+    .await
+    .expect("write under the new leader");
+    assert_ne!(
+        e.leader().await,
+        leader,
+        "the partitioned leader lost the lead"
+    );
+    e.heal_member(leader).await;
+    within("delete the probe", client.delete(&probe, None))
+        .await
+        .ok();
+    within("close", client.close()).await.ok();
+}
+
 /// The survivor's `srvr` once it has noticed its peers are gone (a real one notices within
 /// about 100 ms; the embedded one at once).
 async fn loop_until_not_serving(addr: &str) -> String {
