@@ -320,11 +320,11 @@ impl Config {
                 }
                 // How long an in-process ensemble waits for a silent peer (docs/ensemble.md).
                 "syncLimit" => {
-                    self.sync_limit_ticks = value
-                        .parse::<u32>()
-                        .ok()
-                        .filter(|ticks| *ticks > 0)
-                        .ok_or_else(|| bad("expected a positive number of ticks"))?;
+                    // Any integer, as ZooKeeper reads it; below 1 tick counts as none.
+                    let ticks: i64 = value
+                        .parse()
+                        .map_err(|_| bad("expected a number of ticks"))?;
+                    self.sync_limit_ticks = u32::try_from(ticks.max(0)).unwrap_or(u32::MAX);
                 }
                 // Keys of a replicated server with no meaning here (no peer joins by syncing,
                 // and there is no reconfig yet), but harmless, so a real zoo.cfg still starts.

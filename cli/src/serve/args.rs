@@ -43,7 +43,7 @@ pub(crate) struct ServeArgs {
     /// An in-process ensemble (docs/ensemble.md): N client endpoints sharing one state,
     /// members 1..=N, each reporting leader or follower. With --port P member i listens on
     /// P+i-1 (port 0: each on a free port). One `listening on` line per member, in order.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=255))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=254))]
     pub(crate) members: u16,
     /// An in-process ensemble with one port per member, member 1 first (0: a free one), in
     /// place of --members and --port: how a launcher brings back an ensemble that first
@@ -52,7 +52,7 @@ pub(crate) struct ServeArgs {
         long = "member-ports",
         value_name = "PORT,PORT,…",
         value_delimiter = ',',
-        num_args = 1..=255,
+        num_args = 1..=254,
         conflicts_with_all = ["members", "port"]
     )]
     pub(crate) member_ports: Vec<u16>,

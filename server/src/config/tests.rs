@@ -100,7 +100,7 @@ fn zoo_cfg_values_out_of_range_are_errors_naming_the_key() {
             "maxPerMinute=4294967296",
         ),
         ("jute.maxbuffer=0", "jute.maxbuffer=0"),
-        ("syncLimit=0", "syncLimit=0"),
+        ("syncLimit=x", "syncLimit=x"),
         ("jute.maxbuffer=268435457", "jute.maxbuffer=268435457"),
         ("jute.maxbuffer=18446744073709551616", "jute.maxbuffer"),
     ] {

@@ -64,8 +64,9 @@ pub struct ServerBuilder {
     member_ports: Vec<u16>,
 }
 
-/// The most members an in-process ensemble may have.
-pub const MAX_MEMBERS: usize = 255;
+/// The most members an in-process ensemble may have: ZooKeeper's largest `myid` with TTL nodes
+/// on, 254, since a session id carries its member in its top byte and 0xFF marks a TTL owner.
+pub const MAX_MEMBERS: usize = 254;
 
 impl ServerBuilder {
     /// `tickTime` (default 2000 ms); also sets the session timeout bounds to 2 and 20 ticks.

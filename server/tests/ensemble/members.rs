@@ -300,3 +300,35 @@ async fn an_isolated_member_looks_alone_after_sync_limit() {
     );
     server.shutdown().await;
 }
+
+/// A partitioned member healed while the others are looking is out of date: its clients see a
+/// connection loss then, instead of being served with no leader.
+#[tokio::test(start_paused = true)]
+async fn a_member_healed_during_an_election_drops_its_clients() {
+    let server = ensemble(3).await;
+    let client = within("connect", Client::connect(&addr_of(&server, 1)))
+        .await
+        .unwrap();
+    let mut status = client.status_watch();
+    server.members().partition(1).unwrap();
+    server.members().stop(3).await.unwrap();
+    assert_eq!(
+        server.members().leader(),
+        None,
+        "the leader is gone: looking"
+    );
+    assert_eq!(
+        status.borrow_and_update().state,
+        shepherd_client::SessionState::Connected,
+        "a partitioned member's connections stay frozen"
+    );
+    server.members().heal(1).unwrap();
+    within(
+        "the connection loss",
+        status.wait_for(|s| s.state != shepherd_client::SessionState::Connected),
+    )
+    .await
+    .unwrap();
+    within("the election", server.members().until_serving()).await;
+    server.shutdown().await;
+}

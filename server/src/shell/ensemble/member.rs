@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 /// What a member is doing, as [`Members::state`](crate::Members::state)
 /// tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum MemberState {
     /// Listening and answering.
     Up,
@@ -48,6 +49,8 @@ pub(crate) enum Role {
     Standalone,
     Leader,
     Follower,
+    /// An ensemble member while an election runs, or alone after an isolation.
+    Looking,
 }
 
 impl Role {
@@ -57,6 +60,7 @@ impl Role {
             Role::Standalone => "standalone",
             Role::Leader => "leader",
             Role::Follower => "follower",
+            Role::Looking => "looking",
         }
     }
 }
@@ -73,6 +77,9 @@ pub(crate) struct Phase {
     /// The member a forced election makes leader (`Members::elect`), 0 for the election's own
     /// choice.
     pub(crate) candidate: u64,
+    /// Counts the election timers armed: only the latest may end the election, so that it
+    /// ends the election time after the last change that called for one.
+    pub(crate) timer: u64,
 }
 
 /// One member's run state.
@@ -86,11 +93,15 @@ struct Run {
     token: CancellationToken,
     /// Its accept loop, while listening.
     accepting: Option<JoinHandle<()>>,
-    /// Cut off from its peers (`Members::isolate`): it does not count towards a quorum.
+    /// Partitioned or isolated: cut off from its peers.
+    cut: bool,
+    /// Cut off from its peers, not its clients (`Members::isolate`).
     isolated: bool,
-    /// Isolated long enough to have noticed: it is LOOKING by itself, serving no client, while
-    /// the others may serve.
-    alone: bool,
+    /// Its peers have counted it lost: partitioned or isolated for `syncLimit`. Only then does
+    /// it stop counting towards a quorum, and an isolated member go LOOKING by itself.
+    noticed: bool,
+    /// Counts its partitions and isolations, so that a `syncLimit` timer acts only on its own.
+    episode: u64,
 }
 
 /// One member.
@@ -142,8 +153,10 @@ impl Members {
                     lost: false,
                     token: generation.child_token(),
                     accepting: None,
+                    cut: false,
                     isolated: false,
-                    alone: false,
+                    noticed: false,
+                    episode: 0,
                 }),
             });
         }
@@ -154,6 +167,7 @@ impl Members {
                 looking: false,
                 round: 0,
                 candidate: 0,
+                timer: 0,
             }),
             _reserved: reserved,
             changes: tokio::sync::Mutex::new(()),
@@ -246,9 +260,13 @@ impl Members {
     }
 
     /// Whether member `id` serves its clients: the ensemble serves, and it is not LOOKING
-    /// alone after an isolation.
+    /// alone after an isolation its peers have noticed.
     pub(crate) fn serves(&self, id: u64) -> bool {
-        self.serving() && !self.get(id).is_some_and(|m| m.run.lock().alone)
+        let alone = self.get(id).is_some_and(|m| {
+            let run = m.run.lock();
+            run.isolated && run.noticed
+        });
+        self.serving() && !alone
     }
 
     /// Whether member `id` is cut off from its peers.
@@ -256,14 +274,70 @@ impl Members {
         self.get(id).is_some_and(|m| m.run.lock().isolated)
     }
 
-    /// Cuts member `id` off from its peers (`alone`: and it has noticed), or joins it to them
-    /// again.
-    pub(crate) fn set_isolated(&self, id: u64, isolated: bool, alone: bool) {
-        if let Some(member) = self.get(id) {
-            let mut run = member.run.lock();
-            run.isolated = isolated;
-            run.alone = isolated && alone;
+    /// Whether member `id`'s peers have counted it lost (partitioned or isolated that long).
+    pub(crate) fn is_noticed(&self, id: u64) -> bool {
+        self.get(id).is_some_and(|m| m.run.lock().noticed)
+    }
+
+    /// Begins a partition (`isolated` false) or an isolation of member `id`, not yet noticed by
+    /// its peers. Returns the episode, for [`Members::notice`].
+    pub(crate) fn cut_off(&self, id: u64, isolated: bool) -> u64 {
+        let Some(member) = self.get(id) else {
+            return 0;
+        };
+        let mut run = member.run.lock();
+        run.cut = true;
+        run.isolated |= isolated;
+        run.noticed = false;
+        run.episode += 1;
+        run.episode
+    }
+
+    /// `syncLimit` has passed in `episode`: its peers count member `id` lost. False when the
+    /// episode is over (healed, or cut off again since).
+    pub(crate) fn notice(&self, id: u64, episode: u64) -> bool {
+        let Some(member) = self.get(id) else {
+            return false;
+        };
+        let mut run = member.run.lock();
+        if !run.cut || run.episode != episode {
+            return false;
         }
+        run.noticed = true;
+        true
+    }
+
+    /// Ends a partition or an isolation. Returns whether its peers had counted it lost.
+    pub(crate) fn rejoin(&self, id: u64) -> bool {
+        let Some(member) = self.get(id) else {
+            return false;
+        };
+        let mut run = member.run.lock();
+        let noticed = run.noticed;
+        run.cut = false;
+        run.isolated = false;
+        run.noticed = false;
+        run.episode += 1;
+        noticed
+    }
+
+    /// The cut-off members their peers have not noticed yet, with their episodes: a restart
+    /// arms their `syncLimit` timers again.
+    pub(crate) fn unnoticed(&self) -> Vec<(u64, u64)> {
+        self.members
+            .iter()
+            .filter_map(|m| {
+                let run = m.run.lock();
+                (run.cut && !run.noticed).then_some((m.id, run.episode))
+            })
+            .collect()
+    }
+
+    /// Arms an election timer; only the latest armed may end the election.
+    pub(crate) fn arm(&self) -> u64 {
+        let mut phase = self.phase.lock();
+        phase.timer += 1;
+        phase.timer
     }
 
     /// Starts an election, unless one is under way: every member is LOOKING from now on.
@@ -284,11 +358,12 @@ impl Members {
         (phase.round, true)
     }
 
-    /// Ends the election of `round` with `leader` leading. False when that election is over
-    /// already (another ended it, or a later one began).
-    pub(crate) fn elected(&self, round: u64, leader: u64) -> bool {
+    /// Ends the election of `round`, by its latest `timer`, with `leader` leading. False when
+    /// that election is over already (another ended it, or a later one began) or a later timer
+    /// was armed.
+    pub(crate) fn elected(&self, round: u64, timer: u64, leader: u64) -> bool {
         let mut phase = self.phase.lock();
-        if !phase.looking || phase.round != round {
+        if !phase.looking || phase.round != round || phase.timer != timer {
             return false;
         }
         phase.looking = false;
@@ -315,6 +390,8 @@ impl Members {
     pub(crate) fn role(&self, member: u64) -> Role {
         if self.members.len() <= 1 {
             Role::Standalone
+        } else if !self.serves(member) {
+            Role::Looking
         } else if self.leader() == Some(member) {
             Role::Leader
         } else {

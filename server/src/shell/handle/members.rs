@@ -83,7 +83,7 @@ impl<'a> Members<'a> {
     ///
     /// # Errors
     /// [`ControlError::UnknownMember`]; [`ControlError::MemberUnavailable`] when `id` is
-    /// stopped or partitioned, or fewer than a quorum of members are up.
+    /// stopped or counted lost by its peers, or fewer than a quorum of members are up.
     pub fn elect(&self, id: u64) -> Result<(), ControlError> {
         let shared = self.shared();
         if shared.members.is_stopped(id).is_none() {
@@ -92,7 +92,7 @@ impl<'a> Members<'a> {
         if !up(shared, id) {
             return Err(ControlError::MemberUnavailable(
                 id,
-                "it is stopped or partitioned: it cannot lead".into(),
+                "it is stopped, or cut off from its peers: it cannot lead".into(),
             ));
         }
         if !has_quorum(shared) {
@@ -199,15 +199,17 @@ impl<'a> Members<'a> {
             Some(true) => {}
         }
         let (shared, tracker) = (self.shared().clone(), self.server.tracker.clone());
-        let task = self
-            .server
-            .tracker
-            .spawn(async move { listen(&shared, &tracker, id).await });
+        // The election it may allow runs in the task too: dropping this future must not leave
+        // the ensemble looking with a quorum up.
+        let task = self.server.tracker.spawn(async move {
+            listen(&shared, &tracker, id).await?;
+            reconsider(&shared, &tracker);
+            io::Result::Ok(())
+        });
         let started = task
             .await
             .map_err(|e| ControlError::MemberUnavailable(id, format!("the start failed: {e}")))?;
         started.map_err(|e| ControlError::MemberUnavailable(id, e.to_string()))?;
-        reconsider(self.shared(), &self.server.tracker);
         tracing::info!(member = id, "member started");
         Ok(())
     }
@@ -226,8 +228,12 @@ impl<'a> Members<'a> {
         if self.shared().members.is_stopped(id).is_none() {
             return Err(ControlError::UnknownMember(id));
         }
-        self.shared().frozen.partition(id);
-        elect_after_sync_limit(self.shared(), &self.server.tracker, id);
+        let shared = self.shared();
+        shared.frozen.partition(id);
+        if shared.members.len() > 1 {
+            let episode = shared.members.cut_off(id, false);
+            notice_after_sync_limit(shared, &self.server.tracker, id, episode);
+        }
         Ok(())
     }
 
@@ -248,23 +254,8 @@ impl<'a> Members<'a> {
         if shared.members.len() <= 1 || shared.members.is_isolated(id) {
             return Ok(());
         }
-        shared.members.set_isolated(id, true, false);
-        let (shared, tracker) = (shared.clone(), self.server.tracker.clone());
-        let wait = shared.config.sync_limit();
-        let generation = shared.generation.lock().clone();
-        self.server.tracker.spawn(async move {
-            tokio::select! {
-                () = generation.cancelled() => {}
-                () = tokio::time::sleep(wait) => {
-                    if shared.members.is_isolated(id) {
-                        shared.members.set_isolated(id, true, true);
-                        shared.router().kill_where(|member| member == id);
-                        tracing::info!(member = id, "isolated from its peers: looking alone");
-                        reconsider(&shared, &tracker);
-                    }
-                }
-            }
-        });
+        let episode = shared.members.cut_off(id, true);
+        notice_after_sync_limit(shared, &self.server.tracker, id, episode);
         Ok(())
     }
 
@@ -278,19 +269,24 @@ impl<'a> Members<'a> {
         if self.shared().members.is_stopped(id).is_none() {
             return Err(ControlError::UnknownMember(id));
         }
-        self.shared().frozen.heal(id);
-        self.shared().members.set_isolated(id, false, false);
-        reconsider(self.shared(), &self.server.tracker);
+        let shared = self.shared();
+        shared.frozen.heal(id);
+        let noticed = shared.members.rejoin(id);
+        // A member back among peers that counted it lost, or in the middle of an election,
+        // finds itself out of date: its clients see a connection loss, as a thawed 3.8 peer's
+        // do, rather than be served without a leader.
+        if noticed || !shared.members.serving() {
+            shared.router().kill_where(|member| member == id);
+        }
+        reconsider(shared, &self.server.tracker);
         Ok(())
     }
 }
 
-/// Whether member `id` takes part in the ensemble: started, neither partitioned nor cut off
-/// from its peers.
+/// Whether member `id` takes part in the ensemble: started, and not counted lost by its
+/// peers (a partition or an isolation counts only once `syncLimit` has passed).
 fn up(shared: &Shared, id: u64) -> bool {
-    shared.members.is_stopped(id) == Some(false)
-        && !shared.frozen.is_partitioned(id)
-        && !shared.members.is_isolated(id)
+    shared.members.is_stopped(id) == Some(false) && !shared.members.is_noticed(id)
 }
 
 /// Whether more than half the members are up.
@@ -365,21 +361,29 @@ fn look(shared: &Arc<Shared>, tracker: &TaskTracker, candidate: u64, quorum: boo
         shared.wake_ticker();
     }
     if quorum {
-        let shared = shared.clone();
+        // Armed again by every change while looking: the election ends the election time
+        // after the last of them, by the latest timer only.
+        let timer = shared.members.arm();
+        let (shared, tracker) = (shared.clone(), tracker.clone());
         let wait = shared.config.election_time();
         let generation = shared.generation.lock().clone();
-        tracker.spawn(async move {
+        tracker.clone().spawn(async move {
             tokio::select! {
+                // A restart or a failed log first: the election is the next generation's.
+                biased;
                 () = generation.cancelled() => {}
-                () = tokio::time::sleep(wait) => end_election(&shared, round),
+                () = tokio::time::sleep(wait) => end_election(&shared, &tracker, round, timer),
             }
         });
     }
 }
 
-/// Ends the election of `round`, if a quorum is still up and no other end or later start came
-/// first.
-fn end_election(shared: &Shared, round: u64) {
+/// Ends the election of `round` by its latest `timer`, if a quorum is still up and no other
+/// end or later start came first. The phase turns to serving under the core lock, with the
+/// epoch and the sessions' timeouts already moved, so that no handshake or tick sees the one
+/// without the other; a member change between the choice and the end is caught by looking
+/// again at once.
+fn end_election(shared: &Arc<Shared>, tracker: &TaskTracker, round: u64, timer: u64) {
     if !has_quorum(shared) {
         return;
     }
@@ -388,36 +392,59 @@ fn end_election(shared: &Shared, round: u64) {
     let Some(leader) = chosen.or_else(|| highest_up(shared)) else {
         return;
     };
-    if !shared.members.elected(round, leader) {
-        return;
-    }
-    shared.with_core(|core, _| {
-        // A new leader's epoch: its first write takes counter 1 of it.
-        let epoch = (core.last_zxid() >> 32) + 1;
-        core.set_last_zxid(epoch << 32);
+    let durable = shared.durable.is_some();
+    let elected = shared.with_core(|core, _| {
+        if !shared.members.elected(round, timer, leader) {
+            return false;
+        }
+        // A new leader's epoch: its first write takes counter 1 of it. Not with a data
+        // directory, whose log is the only record of the zxid: a recovery would fall back to
+        // the old epoch and refuse every client that saw the new one.
+        if !durable {
+            let epoch = (core.last_zxid() >> 32) + 1;
+            core.set_last_zxid(epoch << 32);
+        }
         core.rearm_sessions(shared.clock.now());
+        true
     });
-    shared.wake_ticker();
-    tracing::info!(leader, round, "elected: the ensemble serves again");
+    if elected {
+        shared.wake_ticker();
+        tracing::info!(leader, round, "elected: the ensemble serves again");
+        reconsider(shared, tracker);
+    }
 }
 
-/// After `syncLimit`, looks at the ensemble again for a member partitioned since: its peers
-/// count it lost only once it has been silent that long.
-fn elect_after_sync_limit(shared: &Arc<Shared>, tracker: &TaskTracker, id: u64) {
+/// After `syncLimit`, has the peers of member `id` count it lost, if `episode` (its partition
+/// or isolation) still goes on: an isolated member then looks alone (its clients dropped), and
+/// the ensemble is looked at again. A restart arms these timers again ([`rearm_notices`]).
+fn notice_after_sync_limit(shared: &Arc<Shared>, tracker: &TaskTracker, id: u64, episode: u64) {
     let shared = shared.clone();
     let wait = shared.config.sync_limit();
     let generation = shared.generation.lock().clone();
     let elector = tracker.clone();
     tracker.spawn(async move {
         tokio::select! {
+            biased;
             () = generation.cancelled() => {}
             () = tokio::time::sleep(wait) => {
-                if shared.frozen.is_partitioned(id) {
+                if shared.members.notice(id, episode) {
+                    if shared.members.is_isolated(id) {
+                        shared.router().kill_where(|member| member == id);
+                        tracing::info!(member = id, "isolated from its peers: looking alone");
+                    }
                     reconsider(&shared, &elector);
                 }
             }
         }
     });
+}
+
+/// Arms the `syncLimit` timers a restart cancelled, for the members cut off and not yet
+/// noticed.
+pub(crate) fn rearm_notices(shared: &Arc<Shared>, tracker: &TaskTracker) {
+    for (id, episode) in shared.members.unnoticed() {
+        notice_after_sync_limit(shared, tracker, id, episode);
+    }
 }
 
 /// Binds member `id`'s address and starts its accept loop, in the current generation.

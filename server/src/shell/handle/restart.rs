@@ -18,7 +18,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::shell::durable::lifecycle;
 use crate::shell::handle::Server;
-use crate::shell::handle::members::{listen, reconsider};
+use crate::shell::handle::members::{listen, rearm_notices, reconsider};
 use crate::shell::state::shared::Shared;
 
 impl Server {
@@ -112,6 +112,7 @@ async fn restart(
             }
         }
     }
+    rearm_notices(&shared, &tracker);
     reconsider(&shared, &tracker);
     tracing::info!(members = shared.members.len(), "restarted");
     result

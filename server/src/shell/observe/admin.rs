@@ -90,17 +90,21 @@ fn write_word(
     out: &mut String,
 ) -> std::fmt::Result {
     // As a 3.8 peer with no running server answers them, measured on a member of three left
-    // alone: `ruok`, `envi` and the trace masks as ever, `isro` "null", the rest this line.
+    // alone: `ruok`, `envi` and the trace masks as ever, `isro` "null", `hash` this line
+    // without a newline, the rest with one.
     if !shared.members.serves(member) {
         match word {
             FourLetterWord::Ruok
             | FourLetterWord::Envi
             | FourLetterWord::Gtmk
             | FourLetterWord::Stmk
-            | FourLetterWord::Hash
             | FourLetterWord::TelnetClose => {}
             FourLetterWord::Isro => {
                 out.push_str("null");
+                return Ok(());
+            }
+            FourLetterWord::Hash => {
+                out.push_str(NOT_SERVING);
                 return Ok(());
             }
             _ => return writeln!(out, "{NOT_SERVING}"),

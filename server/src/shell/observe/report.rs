@@ -461,6 +461,7 @@ fn quorum_figures(
         member::Role::Standalone => return Vec::new(),
         member::Role::Leader => "leading - broadcast",
         member::Role::Follower => "following - broadcast",
+        member::Role::Looking => "looking - election",
     };
     let mut out = vec![
         ("peer_state", Kind::Text, Text(peer_state.into())),

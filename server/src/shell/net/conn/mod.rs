@@ -150,13 +150,13 @@ fn register(
     })
 }
 
-/// The connection's task: reads and applies requests while it writes what is queued for it.
-/// `opened`: the core already knows the connection (`spawn_upgraded`).
-/// A member id as the core takes it: ids are `1..=MAX_MEMBERS` (255), one byte.
+/// A member id as the core takes it: ids are `1..=MAX_MEMBERS` (254), one byte.
 fn member_byte(member: u64) -> u8 {
     u8::try_from(member).unwrap_or(u8::MAX)
 }
 
+/// The connection's task: reads and applies requests while it writes what is queued for it.
+/// `opened`: the core already knows the connection (`spawn_upgraded`).
 async fn run<S>(conn: Conn, io: S, opened: bool)
 where
     S: AsyncRead + AsyncWrite + Unpin,
