@@ -89,13 +89,13 @@ impl<'a> Members<'a> {
         if shared.members.is_stopped(id).is_none() {
             return Err(ControlError::UnknownMember(id));
         }
-        if !up(shared, id) {
+        if !votes(shared, id) {
             return Err(ControlError::MemberUnavailable(
                 id,
                 "it is stopped, or cut off from its peers: it cannot lead".into(),
             ));
         }
-        if !has_quorum(shared) {
+        if !has_quorum(shared, votes) {
             return Err(ControlError::MemberUnavailable(
                 id,
                 "no quorum is up: no election can end".into(),
@@ -283,38 +283,46 @@ impl<'a> Members<'a> {
     }
 }
 
-/// Whether member `id` takes part in the ensemble: started, and not counted lost by its
-/// peers (a partition or an isolation counts only once `syncLimit` has passed).
+/// Whether member `id` still counts for the serving ensemble: started, and not counted lost by
+/// its peers (a partition or an isolation counts only once `syncLimit` has passed).
 fn up(shared: &Shared, id: u64) -> bool {
     shared.members.is_stopped(id) == Some(false) && !shared.members.is_noticed(id)
 }
 
-/// Whether more than half the members are up.
-fn has_quorum(shared: &Shared) -> bool {
-    let members = &shared.members;
-    let up_count = members
-        .ids()
-        .into_iter()
-        .filter(|id| up(shared, *id))
-        .count();
-    up_count > members.len() / 2
+/// Whether member `id` can take part in an election: started, and neither frozen nor cut off
+/// from its peers, noticed or not (a silent peer casts no vote).
+fn votes(shared: &Shared, id: u64) -> bool {
+    shared.members.is_stopped(id) == Some(false)
+        && !shared.frozen.is_partitioned(id)
+        && !shared.members.is_isolated(id)
 }
 
-/// The highest id among the members that are up: FastLeaderElection's choice among peers
+/// Whether more than half the members satisfy `counts`.
+fn has_quorum(shared: &Shared, counts: fn(&Shared, u64) -> bool) -> bool {
+    let members = &shared.members;
+    let counted = members
+        .ids()
+        .into_iter()
+        .filter(|id| counts(shared, *id))
+        .count();
+    counted > members.len() / 2
+}
+
+/// The highest id among the members that can vote: FastLeaderElection's choice among peers
 /// with the same last zxid, which every member has (they share one core).
-fn highest_up(shared: &Shared) -> Option<u64> {
+fn highest_voter(shared: &Shared) -> Option<u64> {
     shared
         .members
         .ids()
         .into_iter()
         .rev()
-        .find(|id| up(shared, *id))
+        .find(|id| votes(shared, *id))
 }
 
 /// A fresh ensemble's leader, chosen at start before any client connects: the highest id.
 pub(crate) fn first_leader(shared: &Shared) {
     if shared.members.len() > 1
-        && let Some(leader) = highest_up(shared)
+        && let Some(leader) = highest_voter(shared)
     {
         shared.members.lead(leader);
     }
@@ -333,18 +341,17 @@ pub(crate) fn reconsider(shared: &Arc<Shared>, tracker: &TaskTracker) {
     if members.len() <= 1 {
         return;
     }
-    let quorum = has_quorum(shared);
     let phase = members.phase();
-    if !phase.looking && quorum && up(shared, phase.leader) {
+    if !phase.looking && has_quorum(shared, up) && up(shared, phase.leader) {
         return;
     }
-    look(shared, tracker, 0, quorum);
+    look(shared, tracker, 0, has_quorum(shared, votes));
 }
 
 /// Forces an election, as a leader that steps down starts one, and makes `candidate` (0 for
 /// the election's own choice, the highest id up) the next leader. Needs a quorum up.
 pub(crate) fn force_election(shared: &Arc<Shared>, tracker: &TaskTracker, candidate: u64) {
-    if shared.members.len() > 1 && has_quorum(shared) {
+    if shared.members.len() > 1 && has_quorum(shared, votes) {
         look(shared, tracker, candidate, true);
     }
 }
@@ -384,12 +391,12 @@ fn look(shared: &Arc<Shared>, tracker: &TaskTracker, candidate: u64, quorum: boo
 /// without the other; a member change between the choice and the end is caught by looking
 /// again at once.
 fn end_election(shared: &Arc<Shared>, tracker: &TaskTracker, round: u64, timer: u64) {
-    if !has_quorum(shared) {
+    if !has_quorum(shared, votes) {
         return;
     }
     let candidate = shared.members.phase().candidate;
-    let chosen = (candidate != 0 && up(shared, candidate)).then_some(candidate);
-    let Some(leader) = chosen.or_else(|| highest_up(shared)) else {
+    let chosen = (candidate != 0 && votes(shared, candidate)).then_some(candidate);
+    let Some(leader) = chosen.or_else(|| highest_voter(shared)) else {
         return;
     };
     let durable = shared.durable.is_some();
