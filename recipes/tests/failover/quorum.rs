@@ -7,6 +7,7 @@ use std::time::Duration;
 use shepherd_client::{Client, CreateOptions, SessionState};
 use shepherd_protocol::FourLetterWord;
 use shepherd_testkit::ensemble::TestEnsemble;
+use shepherd_testkit::ensemble::real::poll;
 use shepherd_testkit::{four_letter_word, unique, within};
 use tokio::task::JoinHandle;
 
@@ -174,18 +175,14 @@ pub async fn leader_partition_drops_every_follower_client(e: &TestEnsemble) {
         .ok();
     within("close", client.close()).await.ok();
 }
-
 /// The survivor's `srvr` once it has noticed its peers are gone (a real one notices within
 /// about 100 ms; the embedded one at once).
 async fn loop_until_not_serving(addr: &str) -> String {
-    within("the survivor not serving", async {
-        loop {
-            let srvr = four_letter_word(addr, FourLetterWord::Srvr).await;
-            if !srvr.contains("Mode: ") {
-                return srvr;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
+    let not_serving = || async {
+        !four_letter_word(addr, FourLetterWord::Srvr)
+            .await
+            .contains("Mode: ")
+    };
+    poll("the survivor not serving", not_serving).await;
+    four_letter_word(addr, FourLetterWord::Srvr).await
 }

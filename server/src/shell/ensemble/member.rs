@@ -262,11 +262,12 @@ impl Members {
     /// Whether member `id` serves its clients: the ensemble serves, and it is not LOOKING
     /// alone after an isolation its peers have noticed.
     pub(crate) fn serves(&self, id: u64) -> bool {
-        let alone = self.get(id).is_some_and(|m| {
-            let run = m.run.lock();
-            run.isolated && run.noticed
-        });
-        self.serving() && !alone
+        // The serving phase first: a single server answers without a lock of its member.
+        self.serving()
+            && !self.get(id).is_some_and(|m| {
+                let run = m.run.lock();
+                run.isolated && run.noticed
+            })
     }
 
     /// Whether member `id` is cut off from its peers.

@@ -16,6 +16,7 @@
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
@@ -109,19 +110,8 @@ impl<'a> Members<'a> {
     /// `follower`, or `looking` while an election runs (or while it is alone, isolated from
     /// its peers); `None` while it is stopped, or for an unknown id.
     pub fn role(&self, id: u64) -> Option<&'static str> {
-        let shared = self.shared();
-        if shared.members.is_stopped(id)? {
-            return None;
-        }
-        Some(if shared.members.len() <= 1 {
-            "standalone"
-        } else if !shared.members.serves(id) {
-            "looking"
-        } else if shared.members.leader() == Some(id) {
-            "leader"
-        } else {
-            "follower"
-        })
+        let members = &self.shared().members;
+        (!members.is_stopped(id)?).then(|| members.role(id).name())
     }
 
     /// Resolves once the ensemble serves: a leader leads (at once for a single server, and
@@ -371,16 +361,9 @@ fn look(shared: &Arc<Shared>, tracker: &TaskTracker, candidate: u64, quorum: boo
         // Armed again by every change while looking: the election ends the election time
         // after the last of them, by the latest timer only.
         let timer = shared.members.arm();
-        let (shared, tracker) = (shared.clone(), tracker.clone());
         let wait = shared.config.election_time();
-        let generation = shared.generation.lock().clone();
-        tracker.clone().spawn(async move {
-            tokio::select! {
-                // A restart or a failed log first: the election is the next generation's.
-                biased;
-                () = generation.cancelled() => {}
-                () = tokio::time::sleep(wait) => end_election(&shared, &tracker, round, timer),
-            }
+        after(shared, tracker, wait, move |shared, tracker| {
+            end_election(shared, tracker, round, timer);
         });
     }
 }
@@ -425,23 +408,33 @@ fn end_election(shared: &Arc<Shared>, tracker: &TaskTracker, round: u64, timer: 
 /// or isolation) still goes on: an isolated member then looks alone (its clients dropped), and
 /// the ensemble is looked at again. A restart arms these timers again ([`rearm_notices`]).
 fn notice_after_sync_limit(shared: &Arc<Shared>, tracker: &TaskTracker, id: u64, episode: u64) {
-    let shared = shared.clone();
     let wait = shared.config.sync_limit();
+    after(shared, tracker, wait, move |shared, tracker| {
+        if shared.members.notice(id, episode) {
+            if shared.members.is_isolated(id) {
+                shared.router().kill_where(|member| member == id);
+                tracing::info!(member = id, "isolated from its peers: looking alone");
+            }
+            reconsider(shared, tracker);
+        }
+    });
+}
+
+/// Runs `then` after `wait`, as a tracked task, unless the generation ends first (a restart,
+/// a failed log): what it would decide is then the next generation's.
+fn after(
+    shared: &Arc<Shared>,
+    tracker: &TaskTracker,
+    wait: Duration,
+    then: impl FnOnce(&Arc<Shared>, &TaskTracker) + Send + 'static,
+) {
+    let (shared, own) = (shared.clone(), tracker.clone());
     let generation = shared.generation.lock().clone();
-    let elector = tracker.clone();
     tracker.spawn(async move {
         tokio::select! {
             biased;
             () = generation.cancelled() => {}
-            () = tokio::time::sleep(wait) => {
-                if shared.members.notice(id, episode) {
-                    if shared.members.is_isolated(id) {
-                        shared.router().kill_where(|member| member == id);
-                        tracing::info!(member = id, "isolated from its peers: looking alone");
-                    }
-                    reconsider(&shared, &elector);
-                }
-            }
+            () = tokio::time::sleep(wait) => then(&shared, &own),
         }
     });
 }
