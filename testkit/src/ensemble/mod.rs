@@ -222,7 +222,9 @@ impl TestEnsemble {
             .expect("an ensemble of more than one member")
     }
 
-    async fn mode(&self, id: u64) -> Option<String> {
+    /// A real member's `Mode:` (`leader`, `follower`), `None` while it does not serve; always
+    /// `None` in process, whose roles the embedded handle tells.
+    pub async fn mode(&self, id: u64) -> Option<String> {
         match &self.kind {
             Kind::InProcess(_) => None,
             Kind::Real { ensemble, .. } => ensemble.mode(id).await,
